@@ -1,0 +1,98 @@
+//===- GraphVerifier.cpp - Invariants of the Graph IR ---------------------===//
+//
+// 1. Names: values, weights and checkpoint tensors are each unique.
+// 2. Ops in order: every operand index is in range; a value operand is a graph
+//    input or the result of an earlier op; the result is a fresh value that
+//    names this op as its definer; OpSchema accepts the op and infers exactly
+//    the result's type.
+// 3. Decode-step rules: the token id of `embed` and the position of `rope` and
+//    `attention` are graph inputs (the runtime feeds them; the K/V cache is
+//    indexed by the position).
+// 4. Outputs: at least one, each a value.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/IR/GraphVerifier.h"
+#include "ti/IR/OpSchema.h"
+
+#include "llvm/ADT/StringSet.h"
+
+using namespace ti;
+
+bool ti::verifyGraph(const Graph &graph, DiagnosticEngine &diags) {
+  unsigned errorsBefore = diags.errorCount();
+
+  llvm::StringSet<> valueNames, weightNames, checkpoints;
+  for (const Value &v : graph.values)
+    if (!valueNames.insert(v.name).second)
+      diags.error(v.loc, "value name '" + v.name + "' is not unique");
+  for (const Weight &w : graph.weights) {
+    if (!weightNames.insert(w.name).second)
+      diags.error(w.loc, "weight name '" + w.name + "' is not unique");
+    if (!checkpoints.insert(w.checkpoint).second)
+      diags.error(w.loc, "checkpoint tensor \"" + w.checkpoint + "\" is loaded twice");
+  }
+  for (unsigned input : graph.inputs)
+    if (input >= graph.values.size() || graph.values[input].definingOp != -1)
+      diags.error(llvm::SMLoc(), "graph input #" + llvm::Twine(input) + " is not an input value");
+
+  std::vector<bool> defined(graph.values.size());
+  for (unsigned input : graph.inputs)
+    if (input < defined.size())
+      defined[input] = true;
+
+  auto isInput = [&](const Operand &o) {
+    return o.kind == Operand::Kind::Value && graph.values[o.index].definingOp == -1;
+  };
+
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op &op = graph.ops[i];
+    bool operandsOk = true;
+    for (const Operand &o : op.operands) {
+      size_t limit = o.kind == Operand::Kind::Value ? graph.values.size() : graph.weights.size();
+      if (o.index >= limit) {
+        diags.error(op.loc, "operand of '" + opKindName(op.kind) + "' is out of range");
+        operandsOk = false;
+      } else if (o.kind == Operand::Kind::Value && !defined[o.index]) {
+        diags.error(o.loc.isValid() ? o.loc : op.loc,
+                    "'" + graph.values[o.index].name + "' is used before it is defined");
+        operandsOk = false;
+      }
+    }
+    if (op.result >= graph.values.size() || defined[op.result] ||
+        graph.values[op.result].definingOp != static_cast<int>(i)) {
+      diags.error(op.loc, "the result of '" + opKindName(op.kind) + "' is not a fresh value");
+      continue;
+    }
+    defined[op.result] = true;
+    if (!operandsOk)
+      continue;
+
+    auto type = inferOpType(graph, op, diags);
+    if (type && !(*type == graph.values[op.result].type))
+      diags.error(op.loc, "'" + graph.values[op.result].name + "' is declared " +
+                              graph.values[op.result].type.str() + " but '" +
+                              opKindName(op.kind) + "' produces " + type->str());
+
+    auto requireInput = [&](unsigned operand, llvm::StringRef role) {
+      if (operand < op.operands.size() && !isInput(op.operands[operand]))
+        diags.error(op.operands[operand].loc.isValid() ? op.operands[operand].loc : op.loc,
+                    "the " + role + " of '" + opKindName(op.kind) +
+                        "' must be a graph input, not the computed value '" +
+                        graph.nameOf(op.operands[operand]) + "'");
+    };
+    if (op.kind == OpKind::Embed)
+      requireInput(1, "token id");
+    if (op.kind == OpKind::Rope)
+      requireInput(1, "position");
+    if (op.kind == OpKind::Attention)
+      requireInput(3, "position");
+  }
+
+  if (graph.outputs.empty())
+    diags.error(llvm::SMLoc(), "graph '" + graph.name + "' has no output");
+  for (unsigned out : graph.outputs)
+    if (out >= graph.values.size())
+      diags.error(llvm::SMLoc(), "an output is out of range");
+
+  return diags.errorCount() == errorsBefore;
+}

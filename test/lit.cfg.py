@@ -1,0 +1,42 @@
+# lit configuration for the TileInfer tests. Run through ctest (test `lit`), or
+# directly: python3 /usr/lib/llvm-14/build/utils/lit/lit.py -sv build/test
+import os
+import shutil
+import subprocess
+
+import lit.formats
+
+config.name = "TileInfer"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".graph", ".test"]
+config.excludes = ["Inputs", "unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ti_obj_root, "test")
+
+# Our tools first, then FileCheck and not.
+path = os.pathsep.join([config.ti_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.environment["PATH"] = path
+# Catch a [[VAR]] reused across CHECK-LABEL blocks by mistake.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
+
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%models", os.path.join(config.ti_src_root, "models")))
+config.substitutions.append(("%ti_src", config.ti_src_root))
+
+
+def have_cuda_gpu():
+    """A usable NVIDIA GPU: nvidia-smi lists at least one."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+if config.cuda_enabled:
+    config.available_features.add("cuda")
+    if have_cuda_gpu():
+        config.available_features.add("cuda-gpu")
