@@ -1,0 +1,151 @@
+//===- TaskRecord.h - One task of a plan, as the executors see it -*- C++ -*-===//
+//
+// A plan's tasks are an array of fixed-size records, copied to the GPU as they
+// are (the FlatBuffers schema mirrors this struct field for field). This file is
+// the contract between the compiler, the plan verifier, the CPU executor and the
+// CUDA worker: what each opcode reads and writes, exactly.
+//
+// Notation. W is the weights data (the tensor section of weights.bin, bf16,
+// little-endian); A is the arena, the one device allocation that holds every
+// activation, partial sum, cache and slot. `weight`, `norm` are byte offsets into
+// W; `in[]`, `out[]` byte offsets into A; kNone marks an unused field. `pos` is
+// the position of the token being decoded (0-based) and ctx = pos + 1 the number
+// of positions attended. A step is in *long* mode when ctx > the plan's
+// attention split context, else in *short* mode. D = head_dim, G = heads /
+// kv_heads, Q = heads*D, KV = kv_heads*D: all from the plan's model info.
+//
+// SelectToken   Reads the aux[0] candidates at in[0] (Candidate, 8 bytes each)
+//               and the prompt at in[1] (int32[kMaxStepsPerLaunch]); combines
+//               the candidates (largest value, lowest index on ties, NaN wins
+//               and raises the error) and writes this worker's copy of the step's
+//               token to int32 out[0][worker]. With kFlagRecord it also writes
+//               the StepState at out[1]. Every worker runs one, so every worker
+//               reaches the same token and the same decision to stop.
+// Embed         x[h] = W_bf16[weight + 2*(t*aux[0] + h)] for h in [rowBegin,
+//               rowEnd), t = int32 in[0][worker] (this worker's token), x f32 at
+//               out[0]. aux[0] = hidden, aux[1] = vocab (the table's rows).
+// Gemv          y = W x' over rows [rowBegin, rowEnd) of a row-major bf16 matrix
+//               whose row rowBegin starts at `weight` (K = aux[0] columns):
+//                 x  = f32[K] at in[0]; with kFlagMergeChunks, x[k] = sum over
+//                      c < C' of f32 in[0][c*K + k], C = aux[1], C' = C in long
+//                      mode and 1 in short mode (the attention partials);
+//                 x' = x * rsqrt(mean(x^2) + eps) * scale if norm != kNone
+//                      (scale bf16[K] at `norm`, eps = params[param]), else x;
+//                 y[i] = dot(W[i], x') (+ f32 in[1][i] with kFlagResidual),
+//                      written to f32 out[0][i];
+//               with kFlagVCache, rows i >= aux[1] are also written, as bf16,
+//               to the V cache row `pos` at out[1]: bf16 out[1][pos*KV + i - aux[1]].
+// AttentionScores  One task per (kv head g = aux[0], chunk c = aux[1] & 0xffff of
+//               C = aux[1] >> 16). in[0] = the stacked q|k|v vector (f32[Q+2KV]);
+//               in[1] = this layer's K cache, in[2] its V cache (bf16[maxCtx][KV]);
+//               out[0] = the attention workspace (below); out[1] = the K cache
+//               again (written). params[param] = the softmax scale, then D/2 RoPE
+//               inverse frequencies. RoPE rotates pairs (i, i + D/2) by angle
+//               float(pos) * invFreq[i]. The chunk-0 task writes bf16(rot(k_g))
+//               to K cache row pos; a task that needs position pos uses that
+//               bf16-rounded key itself and never reads row pos of the K cache.
+//               Short mode: task c = 0 does the whole attention of its G heads in
+//               one pass (scores over [0, ctx) into the workspace's scores,
+//               softmax, values from the V cache) and writes partials[0]; tasks
+//               c > 0 do nothing. Long mode: positions [c*ctx/C, (c+1)*ctx/C);
+//               writes scores[h][j] and stats[c][h] = (max_j s, sum_j exp(s - max)).
+// AttentionValues  Same aux and fields. Long mode only (nothing in short mode):
+//               for each head h of group g, M = max over c' of stats[c'][h].max,
+//               L = sum over c' (in order) of stats[c'][h].sum * exp(max - M);
+//               partials[c][h] = sum over its chunk's j of exp(s_j - M) / L * V[j].
+//               Workspace layout (f32, from out[0]): scores [heads][maxCtx], then
+//               stats [C][heads][2], then partials [C][heads][D].
+// FfnPartial    Units (intermediate rows) u in [rowBegin, rowEnd), n of them. x =
+//               f32[H] at in[0] (H = aux[0]), normalised with the scale at `norm`
+//               and eps = params[param]. `weight` holds three bf16 [n][H] blocks:
+//               gate rows, up rows, and the down projection's columns transposed
+//               (block[u][j] = W_down[j][rowBegin + u]). act[u] = silu(gate[u].x')
+//               * (up[u].x'); writes f32 out[0][aux[1]*H + j] = sum_u act[u] *
+//               block[u][j] for every j < H: partial number aux[1].
+// ReduceResidual  x[r] = f32 in[1][r] + (sum over p = 0..P-1, in order, of
+//               f32 in[0][p*H + r]) for r in [rowBegin, rowEnd); H = aux[0],
+//               P = aux[1]; x written to out[0].
+// LmHead        A Gemv (with its norm, no flags) writing logits to f32 out[0][i],
+//               and the best (value, row) of its rows to Candidate slot aux[1]
+//               at out[1]: largest value, lowest row on ties; a non-finite logit
+//               makes the candidate (NaN, that row).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_PLAN_TASKRECORD_H
+#define TI_PLAN_TASKRECORD_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ti::plan {
+
+enum class Opcode : uint16_t {
+#define TI_OPCODE(Name, Value, Spelling) Name = Value,
+#include "ti/Plan/Opcodes.def"
+};
+
+/// The spelling of an opcode ("gemv"), or nullptr for an unknown value.
+const char *opcodeName(uint16_t opcode);
+
+constexpr uint64_t kNone = ~uint64_t(0);
+constexpr uint32_t kNone32 = ~uint32_t(0);
+constexpr uint32_t kMaxStepsPerLaunch = 64;
+
+enum TaskFlags : uint16_t {
+  kFlagResidual = 1 << 0,    // Gemv: add in[1].
+  kFlagVCache = 1 << 1,      // Gemv: rows >= aux[1] also go to the V cache.
+  kFlagMergeChunks = 1 << 2, // Gemv: the input is the sum of attention partials.
+  kFlagRecord = 1 << 3,      // SelectToken: write the StepState.
+};
+constexpr uint16_t kKnownFlags = kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord;
+
+struct TaskRecord {
+  uint16_t opcode;
+  uint16_t flags;
+  uint16_t wave;
+  uint16_t worker;
+  uint32_t layer; // For printing and tracing; kNone32 outside the layers.
+  uint32_t rowBegin;
+  uint32_t rowEnd;
+  uint32_t param; // Index into Plan::params, or kNone32.
+  uint64_t weight;
+  uint64_t weightBytes; // The bytes of W this task streams.
+  uint64_t norm;
+  uint64_t in[3];
+  uint64_t out[2];
+  uint32_t aux[2];
+};
+
+// The record is copied to the device and into the FlatBuffer byte for byte.
+static_assert(sizeof(TaskRecord) == 96, "TaskRecord layout is part of the plan format");
+static_assert(offsetof(TaskRecord, layer) == 8);
+static_assert(offsetof(TaskRecord, param) == 20);
+static_assert(offsetof(TaskRecord, weight) == 24);
+static_assert(offsetof(TaskRecord, norm) == 40);
+static_assert(offsetof(TaskRecord, in) == 48);
+static_assert(offsetof(TaskRecord, out) == 72);
+static_assert(offsetof(TaskRecord, aux) == 88);
+
+/// What an lm_head task leaves for SelectToken.
+struct Candidate {
+  float value;
+  int32_t index;
+};
+static_assert(sizeof(Candidate) == 8);
+
+/// What the recording SelectToken writes, and the host reads after a launch.
+struct StepState {
+  int32_t steps;     // Steps run in this launch.
+  int32_t generated; // Tokens appended to `tokens`.
+  int32_t done;      // 1 once an end-of-sequence token was generated.
+  int32_t error;     // Non-zero: a non-finite logit (kErrorNonFinite).
+  int32_t lastToken;
+  int32_t reserved[3];
+  int32_t tokens[kMaxStepsPerLaunch];
+};
+constexpr int32_t kErrorNonFinite = 1;
+static_assert(sizeof(StepState) == 32 + 4 * kMaxStepsPerLaunch);
+
+} // namespace ti::plan
+
+#endif // TI_PLAN_TASKRECORD_H
