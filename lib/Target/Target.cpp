@@ -1,0 +1,151 @@
+//===- Target.cpp - What the compiler knows about a GPU -------------------===//
+#include "ti/Target/Target.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace ti;
+using json = nlohmann::json;
+
+std::string Target::describe() const {
+  std::ostringstream os;
+  os << name << " (" << (gpu.empty() ? "?" : gpu) << ", " << arch << ", " << workers
+     << " workers x " << threadsPerWorker << " threads, " << bandwidthGBs << " GB/s)";
+  return os.str();
+}
+
+static Target rtx3050() {
+  // The TileInfer post's GPU: 20 SMs, one 1,024-thread block each at 64
+  // registers per thread, 212.9 GB/s measured streaming read.
+  Target t;
+  t.name = "rtx3050";
+  t.gpu = "NVIDIA GeForce RTX 3050";
+  t.arch = "sm_86";
+  t.workers = 20;
+  t.threadsPerWorker = 1024;
+  t.maxRegisters = 64;
+  t.bandwidthGBs = 212.9;
+  t.attentionSplitContext = 384;
+  return t;
+}
+
+static Target h200() {
+  // The lent H200 (../shared/GPU.md): 132 SMs; 4,471-4,605 GB/s streaming read
+  // measured over three machine starts (the low end is used for planning).
+  Target t;
+  t.name = "h200";
+  t.gpu = "NVIDIA H200";
+  t.arch = "sm_90";
+  t.workers = 132;
+  t.threadsPerWorker = 1024;
+  t.maxRegisters = 64;
+  t.bandwidthGBs = 4471;
+  t.attentionSplitContext = 384;
+  return t;
+}
+
+std::vector<std::string> ti::builtinTargetNames() { return {"h200", "rtx3050"}; }
+
+StatusOr<Target> ti::builtinTarget(const std::string &name) {
+  if (name == "rtx3050")
+    return rtx3050();
+  if (name == "h200")
+    return h200();
+  return Status::error("unknown target '" + name + "' (built-in: h200, rtx3050; or use --target-file)");
+}
+
+namespace {
+/// Checks a target's values; every field a pass divides by must be sane.
+Status validate(const Target &t, const std::string &source) {
+  auto bad = [&](const std::string &what) { return Status::error(source + ": " + what); };
+  if (t.name.empty())
+    return bad("\"name\" is empty");
+  if (t.workers == 0 || t.workers > 65535)
+    return bad("\"workers\" must be between 1 and 65535");
+  if (t.threadsPerWorker == 0 || t.threadsPerWorker % 32 != 0 || t.threadsPerWorker > 1024)
+    return bad("\"threads_per_worker\" must be a multiple of 32 up to 1024");
+  if (t.maxRegisters == 0 || t.maxRegisters > 255)
+    return bad("\"max_registers\" must be between 1 and 255");
+  if (!(t.bandwidthGBs > 0) || !std::isfinite(t.bandwidthGBs))
+    return bad("\"bandwidth_gbs\" must be positive");
+  if (t.attentionSplitContext == 0)
+    return bad("\"attention_split_context\" must be positive");
+  if (!(t.balanceTolerance >= 0 && t.balanceTolerance < 1))
+    return bad("\"balance_tolerance\" must be in [0, 1)");
+  return Status();
+}
+} // namespace
+
+StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string &source) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return Status::error(source + ": not a JSON object");
+  Target t;
+  t.threadsPerWorker = 1024;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string &key = it.key();
+    const json &v = it.value();
+    auto wantString = [&](std::string &field) -> Status {
+      if (!v.is_string())
+        return Status::error(source + ": \"" + key + "\" must be a string");
+      field = v.get<std::string>();
+      return Status();
+    };
+    auto wantUInt = [&](uint32_t &field) -> Status {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
+        return Status::error(source + ": \"" + key + "\" must be a non-negative integer");
+      field = v.get<uint32_t>();
+      return Status();
+    };
+    auto wantNumber = [&](double &field) -> Status {
+      if (!v.is_number())
+        return Status::error(source + ": \"" + key + "\" must be a number");
+      field = v.get<double>();
+      return Status();
+    };
+    Status s;
+    if (key == "name") s = wantString(t.name);
+    else if (key == "gpu") s = wantString(t.gpu);
+    else if (key == "arch") s = wantString(t.arch);
+    else if (key == "workers") s = wantUInt(t.workers);
+    else if (key == "threads_per_worker") s = wantUInt(t.threadsPerWorker);
+    else if (key == "max_registers") s = wantUInt(t.maxRegisters);
+    else if (key == "bandwidth_gbs") s = wantNumber(t.bandwidthGBs);
+    else if (key == "attention_split_context") s = wantUInt(t.attentionSplitContext);
+    else if (key == "balance_tolerance") s = wantNumber(t.balanceTolerance);
+    else if (key == "worker_fingerprint") s = wantString(t.workerFingerprint);
+    else s = Status::error(source + ": unknown key \"" + key + "\"");
+    if (!s.ok())
+      return s;
+  }
+  if (Status s = validate(t, source); !s.ok())
+    return s;
+  return t;
+}
+
+StatusOr<Target> ti::readTargetFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error("cannot read '" + path + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseTargetJson(text.str(), path);
+}
+
+std::string ti::targetToJson(const Target &t) {
+  json j = {{"name", t.name},
+            {"gpu", t.gpu},
+            {"arch", t.arch},
+            {"workers", t.workers},
+            {"threads_per_worker", t.threadsPerWorker},
+            {"max_registers", t.maxRegisters},
+            {"bandwidth_gbs", t.bandwidthGBs},
+            {"attention_split_context", t.attentionSplitContext},
+            {"balance_tolerance", t.balanceTolerance},
+            {"worker_fingerprint", t.workerFingerprint}};
+  return j.dump(2) + "\n";
+}
