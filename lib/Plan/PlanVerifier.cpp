@@ -1,0 +1,728 @@
+//===- PlanVerifier.cpp - Semantic checks of a decode plan ----------------===//
+//
+// a. Structure: format version; model sizes nonzero, heads % kv_heads == 0,
+//    head_dim even; at least one worker; chunks >= 1, split context >= chunks;
+//    at least one wave, known barrier kinds, the last wave's barrier Grid (the
+//    step barrier). Per task, sorted by (worker, wave), worker and wave in
+//    range, a known opcode, only the flags its opcode takes, the fields it uses
+//    present, rows non-empty, its params inside Plan::params, aux values
+//    consistent with the model and attention config, weightBytes what it
+//    streams. Errors here stop the verifier: the access model needs them.
+// b. Weights layout: each tensor aligned, inside the weights data, as many
+//    bytes as its segments' bf16 elements, each segment inside its checkpoint
+//    shape; tensors disjoint; the layout hash matches.
+// c. Buffers: known kinds, aligned, inside the arena, disjoint; the one-of
+//    kinds at most once; token slots and step state big enough.
+// d. Bounds (if b and c hold): every access of every task, in both modes (see
+//    TaskAccesses.h), inside one packed tensor or one buffer of a kind its
+//    operand may use; a cache access starts at its cache buffer and stays in
+//    a row.
+// e. SelectToken: one per worker, all in wave 0, exactly one recording.
+// f. Hazards (if all of the above hold), per mode over one step: the last
+//    wave's grid barrier orders everything across steps. Accesses go to
+//    domains: arena bytes; "row pos" of the caches; one lane per chunk for
+//    ChunkedRows (a lane aliases the arena domain, not the other lanes).
+//    Cache history needs no check: nothing in a step writes rows < pos.
+//    1. Single writer: per domain, writes sorted by begin, each checked against
+//       the one reaching furthest before it; lane writes against arena writes.
+//    2. Writes chain into runs: one wave's writes tiling a range back to back.
+//       For each read, the runs overlapping it (binary search; prefix maxima
+//       of run ends bound the walk back). A run of another wave with an active
+//       barrier between (Grid; GridIfLong in long mode only; a prefix count of
+//       active barriers answers in O(1)) is fine as a whole and, if earlier,
+//       covers the read. Otherwise its single writes are looked at: one in the
+//       same wave is a hazard; one by another worker is a missing barrier
+//       (read after write, or write after read); an earlier one covers.
+//       A valid plan thus costs O(reads x log) plus a few writes per read.
+//    3. A read of a buffer not carried across steps (all but the K/V caches,
+//       candidates, prompt), or of a cache's row pos, must be covered; the
+//       first gap is reported.
+//    Messages found in one mode only say so; a missing barrier is reported
+//    once per pair of waves.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Plan/PlanVerifier.h"
+#include "ti/Plan/TaskAccesses.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+using namespace ti;
+using namespace ti::plan;
+
+namespace {
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+std::string hex(uint64_t v, int digits = 1) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%0*" PRIx64, digits, v);
+  return text;
+}
+
+std::string span(uint64_t begin, uint64_t end) {
+  return "[+" + num(begin) + ", +" + num(end - begin) + ")";
+}
+
+constexpr unsigned kBufferKinds = 10;
+
+bool isRowTask(Opcode op) {
+  return op == Opcode::Embed || op == Opcode::Gemv || op == Opcode::FfnPartial ||
+         op == Opcode::ReduceResidual || op == Opcode::LmHead;
+}
+
+/// The access model's view of one mode: every access, with its task and (after
+/// the bounds check) its buffer or tensor.
+struct ModeAccesses {
+  std::vector<Access> accesses;
+  std::vector<uint32_t> task, home;
+};
+
+class Verifier {
+public:
+  Verifier(const Plan &plan, size_t maxErrors)
+      : plan(plan), maxErrors(std::max<size_t>(maxErrors, 1)) {} // 0 would mean "valid".
+  std::vector<std::string> run();
+
+private:
+  bool full() const { return errors.size() >= maxErrors; }
+  void error(std::string message) {
+    if (!full())
+      errors.push_back(std::move(message));
+  }
+  std::string describe(size_t index) const;
+
+  void checkHeader();
+  void checkTask(size_t index);
+  void checkWeights();
+  void checkBuffers();
+  void checkBounds(ModeAccesses &mode);
+  void checkSelectTokens();
+  std::vector<std::string> hazards(const ModeAccesses &mode, StepMode stepMode) const;
+
+  const Plan &plan;
+  size_t maxErrors;
+  std::vector<std::string> errors;
+  std::set<std::string> reported; // Bounds messages seen in the other mode.
+  std::vector<uint32_t> tensorsByOffset, buffersByOffset;
+};
+
+std::string Verifier::describe(size_t index) const {
+  const TaskRecord &t = plan.tasks[index];
+  const char *op = opcodeName(t.opcode);
+  std::string wave = t.wave < plan.waves.size() ? plan.waves[t.wave].name : "?";
+  return "task #" + num(index) + " (" + (op ? op : "opcode " + num(t.opcode)) + " on worker " +
+         num(t.worker) + ", wave " + num(t.wave) + " '" + wave + "')";
+}
+
+// --- a. Structure ---------------------------------------------------------===//
+
+void Verifier::checkHeader() {
+  if (plan.formatVersion != kFormatVersion)
+    error("plan format version " + num(plan.formatVersion) + ", expected " + num(kFormatVersion));
+  const ModelInfo &m = plan.model;
+  std::pair<const char *, uint32_t> sizes[] = {
+      {"vocab", m.vocab},      {"hidden", m.hidden},         {"ffn", m.ffn},
+      {"layers", m.layers},    {"heads", m.heads},           {"kv_heads", m.kvHeads},
+      {"head_dim", m.headDim}, {"max_context", m.maxContext}};
+  for (auto [name, value] : sizes)
+    if (value == 0)
+      error(std::string("model: ") + name + " is 0");
+  if (m.kvHeads && m.heads % m.kvHeads)
+    error("model: " + num(m.heads) + " heads is not a multiple of " + num(m.kvHeads) + " kv heads");
+  if (m.headDim % 2)
+    error("model: head_dim " + num(m.headDim) + " is odd (RoPE rotates pairs)");
+  if (plan.target.workers == 0 || plan.target.workers > 0x10000)
+    error("target: " + num(plan.target.workers) + " workers (1 to 65536 can be numbered)");
+  const AttentionConfig &a = plan.attention;
+  if (a.chunks == 0 || a.chunks > 0xffff)
+    error("attention: " + num(a.chunks) + " chunks (1 to 65535 fit the task's aux[1])");
+  if (a.splitContext < a.chunks)
+    error("attention: split context " + num(a.splitContext) + " is below the " + num(a.chunks) +
+          " chunks (a long-mode chunk would be empty)");
+  if (plan.waves.empty() || plan.waves.size() > 0x10000)
+    error("plan has " + num(plan.waves.size()) + " waves (1 to 65536 can be numbered)");
+  for (size_t w = 0; w < plan.waves.size(); ++w)
+    if (static_cast<unsigned>(plan.waves[w].barrier) > 2)
+      error("wave " + num(w) + " '" + plan.waves[w].name + "' has unknown barrier kind " +
+            num(static_cast<unsigned>(plan.waves[w].barrier)));
+  if (!plan.waves.empty() && plan.waves.back().barrier != BarrierKind::Grid)
+    error("wave " + num(plan.waves.size() - 1) + " '" + plan.waves.back().name +
+          "' is the last, and its barrier is " + barrierKindName(plan.waves.back().barrier) +
+          ": the step needs a grid barrier");
+}
+
+void Verifier::checkTask(size_t index) {
+  const TaskRecord &t = plan.tasks[index];
+  const ModelInfo &m = plan.model;
+  std::string who = describe(index);
+  if (index > 0) {
+    const TaskRecord &p = plan.tasks[index - 1];
+    if (std::pair(t.worker, t.wave) < std::pair(p.worker, p.wave))
+      error(who + " is out of order: it follows " + describe(index - 1) +
+            ", and tasks are sorted by (worker, wave)");
+  }
+  if (t.worker >= plan.target.workers)
+    error(who + ": worker " + num(t.worker) + " is not below the target's " +
+          num(plan.target.workers) + " workers");
+  if (t.wave >= plan.waves.size())
+    error(who + ": wave " + num(t.wave) + " is not below the plan's " + num(plan.waves.size()) +
+          " waves");
+  if (!opcodeName(t.opcode)) {
+    error(who + " has an unknown opcode");
+    return;
+  }
+  auto op = static_cast<Opcode>(t.opcode);
+
+  uint16_t allowed = op == Opcode::SelectToken ? kFlagRecord
+                     : op == Opcode::Gemv      ? kFlagResidual | kFlagVCache | kFlagMergeChunks
+                                               : 0;
+  if (t.flags & ~kKnownFlags)
+    error(who + " has unknown flags " + hex(t.flags & ~kKnownFlags));
+  else if (t.flags & ~allowed)
+    error(who + " has flags " + hex(t.flags & ~allowed) + " that " + opcodeName(t.opcode) +
+          " does not take");
+  if ((t.flags & kFlagVCache) && (t.flags & kFlagMergeChunks))
+    error(who + " has both vcache and merge_chunks, which both use aux[1]");
+
+  // The fields each opcode reads (TaskRecord.h); kNone there is a broken task.
+  struct Field {
+    const char *name;
+    bool used;
+    bool present;
+  };
+  bool gemvLike = op == Opcode::Gemv || op == Opcode::LmHead;
+  bool attention = op == Opcode::AttentionScores || op == Opcode::AttentionValues;
+  Field fields[] = {
+      {"weight", gemvLike || op == Opcode::Embed || op == Opcode::FfnPartial, t.weight != kNone},
+      {"norm", op == Opcode::FfnPartial, t.norm != kNone},
+      {"in[0]", op != Opcode::Nop && op != Opcode::AttentionValues, t.in[0] != kNone},
+      {"in[1]",
+       op == Opcode::SelectToken || op == Opcode::AttentionScores || op == Opcode::ReduceResidual ||
+           (t.flags & kFlagResidual),
+       t.in[1] != kNone},
+      {"in[2]", attention, t.in[2] != kNone},
+      {"out[0]", op != Opcode::Nop, t.out[0] != kNone},
+      {"out[1]",
+       op == Opcode::AttentionScores || op == Opcode::LmHead ||
+           (t.flags & (kFlagVCache | kFlagRecord)),
+       t.out[1] != kNone},
+  };
+  for (const Field &f : fields)
+    if (f.used && !f.present)
+      error(who + " has no " + f.name);
+
+  if (isRowTask(op) && t.rowBegin >= t.rowEnd) {
+    error(who + " has empty rows [" + num(t.rowBegin) + ", " + num(t.rowEnd) + ")");
+    return; // The row-based checks below would wrap.
+  }
+
+  uint64_t needParams = 0;
+  if ((gemvLike && t.norm != kNone) || op == Opcode::FfnPartial)
+    needParams = 1; // eps
+  else if (op == Opcode::AttentionScores)
+    needParams = 1 + m.headDim / 2; // softmax scale, inverse frequencies
+  if (needParams && t.param == kNone32)
+    error(who + " has no param, and needs " + num(needParams));
+  else if (needParams && t.param + needParams > plan.params.size())
+    error(who + " param " + num(t.param) + " needs params[" + num(t.param) + ", " +
+          num(t.param + needParams) + "), the plan has " + num(plan.params.size()));
+
+  uint64_t rows = t.rowEnd - t.rowBegin, streams = 0;
+  switch (op) {
+  case Opcode::SelectToken:
+    if (t.aux[0] == 0)
+      error(who + " combines no candidates (aux[0] is 0)");
+    break;
+  case Opcode::Embed:
+    if (t.aux[0] != m.hidden || t.aux[1] != m.vocab)
+      error(who + " aux is (" + num(t.aux[0]) + ", " + num(t.aux[1]) +
+            "), the model's (hidden, vocab) is (" + num(m.hidden) + ", " + num(m.vocab) + ")");
+    else if (t.rowEnd > m.hidden)
+      error(who + " rows end at " + num(t.rowEnd) + ", past hidden " + num(m.hidden));
+    streams = 2 * rows;
+    break;
+  case Opcode::Gemv:
+  case Opcode::LmHead:
+    if (t.aux[0] == 0)
+      error(who + " has no columns (aux[0] is 0)");
+    if ((t.flags & kFlagMergeChunks) && t.aux[1] != plan.attention.chunks)
+      error(who + " merges " + num(t.aux[1]) + " chunks, the plan's attention has " +
+            num(plan.attention.chunks));
+    streams = 2 * rows * t.aux[0];
+    break;
+  case Opcode::AttentionScores:
+  case Opcode::AttentionValues: {
+    uint32_t chunk = t.aux[1] & 0xffff, chunks = t.aux[1] >> 16;
+    if (t.aux[0] >= m.kvHeads)
+      error(who + " kv head " + num(t.aux[0]) + " is not below " + num(m.kvHeads));
+    if (chunks != plan.attention.chunks || chunk >= chunks)
+      error(who + " is chunk " + num(chunk) + " of " + num(chunks) + ", the plan's attention has " +
+            num(plan.attention.chunks) + " chunks");
+    if (op == Opcode::AttentionScores && t.out[1] != t.in[1])
+      error(who + " out[1] is not in[1] (both are the layer's K cache)");
+    break;
+  }
+  case Opcode::FfnPartial:
+    if (t.aux[0] == 0)
+      error(who + " has hidden size 0 (aux[0])");
+    streams = 6 * rows * t.aux[0];
+    break;
+  case Opcode::ReduceResidual:
+    if (t.aux[1] == 0)
+      error(who + " sums no partials (aux[1] is 0)");
+    if (t.rowEnd > t.aux[0])
+      error(who + " rows end at " + num(t.rowEnd) + ", past its size " + num(t.aux[0]));
+    break;
+  case Opcode::Nop: break;
+  }
+  if (t.weightBytes != streams)
+    error(who + " weightBytes is " + num(t.weightBytes) + ", but it streams " + num(streams) +
+          " bytes");
+}
+
+// --- b. Weights layout, c. buffers ----------------------------------------===//
+
+void Verifier::checkWeights() {
+  for (const PackedTensor &t : plan.weights) {
+    std::string who = "tensor '" + t.name + "'";
+    if (t.segments.empty())
+      error(who + " has no segments");
+    if (t.offset % kWeightAlignment)
+      error(who + " offset " + num(t.offset) + " is not a multiple of " + num(kWeightAlignment));
+    if (t.offset > plan.weightsBytes || t.bytes > plan.weightsBytes - t.offset)
+      error(who + " " + span(t.offset, t.offset + t.bytes) + " is outside the " +
+            num(plan.weightsBytes) + " bytes of weights");
+    uint64_t elements = 0;
+    for (size_t i = 0; i < t.segments.size(); ++i) {
+      const WeightSegment &s = t.segments[i];
+      // A 1-D checkpoint tensor (a norm scale) is one row.
+      const std::vector<uint64_t> &shape = s.sourceShape;
+      uint64_t shapeRows = shape.size() == 2 ? shape[0] : 1;
+      uint64_t shapeCols = shape.size() == 2 ? shape[1] : shape.size() == 1 ? shape[0] : 0;
+      if (shape.empty() || shape.size() > 2 || s.rowBegin >= s.rowEnd || s.rowEnd > shapeRows ||
+          s.colBegin >= s.colEnd || s.colEnd > shapeCols) {
+        error(who + " segment " + num(i) + " of '" + s.checkpoint + "': rows [" + num(s.rowBegin) +
+              ", " + num(s.rowEnd) + ") x cols [" + num(s.colBegin) + ", " + num(s.colEnd) +
+              ") is not a block of its " + num(shape.size()) + "-D shape");
+        continue;
+      }
+      elements += s.elements();
+    }
+    if (t.bytes != 2 * elements)
+      error(who + " has " + num(t.bytes) + " bytes, its segments hold " + num(elements) +
+            " bf16 elements");
+  }
+  tensorsByOffset.resize(plan.weights.size());
+  for (uint32_t i = 0; i < tensorsByOffset.size(); ++i)
+    tensorsByOffset[i] = i;
+  std::sort(tensorsByOffset.begin(), tensorsByOffset.end(), [&](uint32_t a, uint32_t b) {
+    return plan.weights[a].offset < plan.weights[b].offset;
+  });
+  for (size_t i = 1; i < tensorsByOffset.size(); ++i) {
+    const PackedTensor &a = plan.weights[tensorsByOffset[i - 1]];
+    const PackedTensor &b = plan.weights[tensorsByOffset[i]];
+    if (b.offset < a.offset + a.bytes)
+      error("tensors '" + a.name + "' and '" + b.name + "' overlap");
+  }
+  uint64_t expected = layoutHash(plan.weights, plan.weightsBytes);
+  if (plan.layoutHash != expected)
+    error("layout hash " + hex(plan.layoutHash, 16) + " does not match the weights layout (" +
+          hex(expected, 16) + ")");
+}
+
+void Verifier::checkBuffers() {
+  const Buffer *once[kBufferKinds] = {};
+  for (const Buffer &b : plan.buffers) {
+    std::string who = "buffer '" + b.name + "'";
+    auto kind = static_cast<unsigned>(b.kind);
+    if (kind >= kBufferKinds) {
+      error(who + " has unknown kind " + num(kind));
+      continue;
+    }
+    if (b.bytes == 0)
+      error(who + " is empty");
+    if (b.offset % kArenaAlignment)
+      error(who + " offset " + num(b.offset) + " is not a multiple of " + num(kArenaAlignment));
+    if (b.offset > plan.arenaBytes || b.bytes > plan.arenaBytes - b.offset)
+      error(who + " " + span(b.offset, b.offset + b.bytes) + " is outside the " +
+            num(plan.arenaBytes) + "-byte arena");
+    bool unique = b.kind == BufferKind::Logits || b.kind == BufferKind::Candidates ||
+                  b.kind == BufferKind::TokenSlots || b.kind == BufferKind::Prompt ||
+                  b.kind == BufferKind::StepState;
+    if (unique && once[kind])
+      error(who + " is a second " + bufferKindName(b.kind) + " buffer (the first is '" +
+            once[kind]->name + "')");
+    once[kind] = &b;
+    uint64_t least = b.kind == BufferKind::TokenSlots  ? 4ull * plan.target.workers
+                     : b.kind == BufferKind::StepState ? sizeof(StepState)
+                                                       : 0;
+    if (b.bytes < least)
+      error(who + " has " + num(b.bytes) + " bytes, a " + bufferKindName(b.kind) + " needs " +
+            num(least));
+  }
+  buffersByOffset.resize(plan.buffers.size());
+  for (uint32_t i = 0; i < buffersByOffset.size(); ++i)
+    buffersByOffset[i] = i;
+  std::sort(buffersByOffset.begin(), buffersByOffset.end(), [&](uint32_t a, uint32_t b) {
+    return plan.buffers[a].offset < plan.buffers[b].offset;
+  });
+  for (size_t i = 1; i < buffersByOffset.size(); ++i) {
+    const Buffer &a = plan.buffers[buffersByOffset[i - 1]];
+    const Buffer &b = plan.buffers[buffersByOffset[i]];
+    if (b.offset < a.offset + a.bytes)
+      error("buffers '" + a.name + "' and '" + b.name + "' overlap");
+  }
+}
+
+// --- d. Bounds ------------------------------------------------------------===//
+
+/// The element of `sorted` (indices into items with .offset and .bytes) that
+/// holds [begin, end), or -1.
+template <typename T>
+int64_t findHome(const std::vector<T> &items, const std::vector<uint32_t> &sorted, uint64_t begin,
+                 uint64_t end) {
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), begin,
+                             [&](uint64_t v, uint32_t i) { return v < items[i].offset; });
+  if (it == sorted.begin())
+    return -1;
+  const T &home = items[*(it - 1)];
+  if (end - home.offset > home.bytes)
+    return -1;
+  return *(it - 1);
+}
+
+void Verifier::checkBounds(ModeAccesses &mode) {
+  mode.home.assign(mode.accesses.size(), 0);
+  for (size_t i = 0; i < mode.accesses.size() && !full(); ++i) {
+    const Access &a = mode.accesses[i];
+    uint64_t begin = a.extentBegin(), end = a.extentEnd();
+    if (begin >= end)
+      continue;
+    auto who = [&] { return describe(mode.task[i]) + " " + operandName(a.operand) + " "; };
+    std::string message;
+    if (a.space == Space::Weights) {
+      int64_t home = findHome(plan.weights, tensorsByOffset, begin, end);
+      if (home < 0)
+        message = who() + "W" + span(begin, end) + " is not inside one packed tensor";
+      else
+        mode.home[i] = home;
+    } else {
+      int64_t home = findHome(plan.buffers, buffersByOffset, begin, end);
+      const Buffer *b = home < 0 ? nullptr : &plan.buffers[home];
+      bool isCache = a.kind == AccessKind::CacheRow || a.kind == AccessKind::CacheHistory;
+      if (!b)
+        message = who() + "A" + span(begin, end) + " is not inside one buffer";
+      else if (!(a.expectedKinds & kindBit(b->kind)))
+        message = who() + "A" + span(begin, end) + " is in buffer '" + b->name + "' (" +
+                  bufferKindName(b->kind) + "), the wrong kind for this operand";
+      else if (isCache && a.cacheBase != b->offset)
+        message = who() + "cache at A[+" + num(a.cacheBase) + "] does not start at buffer '" +
+                  b->name + "'";
+      else if (isCache && a.end > a.rowBytes)
+        message = who() + "bytes " + span(a.begin, a.end) + " are past the end of a " +
+                  num(a.rowBytes) + "-byte cache row";
+      else
+        mode.home[i] = home;
+    }
+    if (!message.empty() && reported.insert(message).second)
+      error(message);
+  }
+}
+
+// --- e. SelectToken -------------------------------------------------------===//
+
+void Verifier::checkSelectTokens() {
+  std::vector<int64_t> first(plan.target.workers, -1);
+  int64_t recorder = -1;
+  for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {
+    const TaskRecord &t = plan.tasks[i];
+    if (t.opcode != static_cast<uint16_t>(Opcode::SelectToken))
+      continue;
+    if (t.wave != 0)
+      error(describe(i) + " is not in wave 0: every worker picks the token first");
+    if (first[t.worker] >= 0)
+      error(describe(i) + " is a second select_token of worker " + num(t.worker) +
+            " (the first is task #" + num(first[t.worker]) + ")");
+    else
+      first[t.worker] = i;
+    if (t.flags & kFlagRecord) {
+      if (recorder >= 0)
+        error(describe(i) + " is a second select_token with the record flag (the first is task #" +
+              num(recorder) + ")");
+      else
+        recorder = i;
+    }
+  }
+  for (size_t w = 0; w < first.size(); ++w)
+    if (first[w] < 0)
+      error("worker " + num(w) + " has no select_token task");
+  if (recorder < 0)
+    error("no select_token task has the record flag: nothing writes the step state");
+}
+
+// --- f. Hazards -----------------------------------------------------------===//
+
+/// One access of the hazard domains (see the header comment).
+struct Item {
+  uint64_t begin, end;
+  uint32_t task, buffer;
+  uint16_t wave, worker;
+  uint32_t domain; // 0: arena bytes, 1: cache row pos, 2 + c: chunk lane c.
+  bool write, needsWriter;
+};
+
+/// Writes of one wave that tile a range back to back (a wave's slices of one
+/// vector). A read is checked against a whole run at once, and against its
+/// single writes only where no barrier orders the two waves.
+struct Run {
+  uint64_t begin, end;
+  uint32_t first, last; // Indices into Domain::writes.
+  uint16_t wave;
+};
+
+struct Domain {
+  std::vector<Item> writes, reads;
+  std::vector<Run> runs;
+  std::vector<uint64_t> reach; // reach[i] = max end of runs[0..i].
+
+  void index() {
+    std::sort(writes.begin(), writes.end(), [](const Item &a, const Item &b) {
+      return std::pair(a.begin, a.task) < std::pair(b.begin, b.task);
+    });
+    for (uint32_t i = 0; i < writes.size(); ++i) {
+      const Item &w = writes[i];
+      if (!runs.empty() && runs.back().wave == w.wave && runs.back().end == w.begin) {
+        runs.back().end = w.end;
+        runs.back().last = i;
+      } else {
+        runs.push_back({w.begin, w.end, i, i, w.wave});
+      }
+    }
+    reach.resize(runs.size());
+    for (size_t i = 0; i < runs.size(); ++i)
+      reach[i] = std::max(runs[i].end, i ? reach[i - 1] : 0);
+  }
+
+  /// Calls f(run) for each run overlapping [begin, end); runs are sorted by
+  /// begin, and the walk back stops where no earlier run reaches `begin`.
+  template <typename F> void overlappingRuns(uint64_t begin, uint64_t end, F f) const {
+    auto it = std::lower_bound(runs.begin(), runs.end(), end,
+                               [](const Run &r, uint64_t v) { return r.begin < v; });
+    for (size_t i = it - runs.begin(); i-- > 0 && reach[i] > begin;)
+      if (runs[i].end > begin)
+        f(runs[i]);
+  }
+  /// Calls f(write) for each write of `run` overlapping [begin, end).
+  template <typename F>
+  void overlappingIn(const Run &run, uint64_t begin, uint64_t end, F f) const {
+    auto first = writes.begin() + run.first, last = writes.begin() + run.last + 1;
+    auto it = std::partition_point(first, last, [&](const Item &w) { return w.end <= begin; });
+    for (; it != last && it->begin < end; ++it)
+      f(*it);
+  }
+  template <typename F> void overlapping(uint64_t begin, uint64_t end, F f) const {
+    overlappingRuns(begin, end, [&](const Run &run) { overlappingIn(run, begin, end, f); });
+  }
+};
+
+std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode stepMode) const {
+  std::vector<std::string> found;
+  auto report = [&](std::string message) {
+    if (found.size() < maxErrors)
+      found.push_back(std::move(message));
+  };
+  uint32_t chunks = plan.attention.chunks;
+  std::vector<Domain> domains(2 + chunks);
+  for (size_t i = 0; i < mode.accesses.size(); ++i) {
+    const Access &a = mode.accesses[i];
+    if (a.space != Space::Arena || a.extentBegin() >= a.extentEnd())
+      continue;
+    const TaskRecord &t = plan.tasks[mode.task[i]];
+    BufferKind kind = plan.buffers[mode.home[i]].kind;
+    bool carried = kind == BufferKind::KCache || kind == BufferKind::VCache ||
+                   kind == BufferKind::Candidates || kind == BufferKind::Prompt;
+    Item item{a.begin, a.end, mode.task[i], mode.home[i], t.wave, t.worker, 0, a.write, !carried};
+    switch (a.kind) {
+    case AccessKind::Plain: break;
+    case AccessKind::ChunkedRows: item.domain = 2 + a.chunk; break;
+    case AccessKind::CacheHistory:
+      if (!a.includesCurrentRow)
+        continue; // Rows < pos: written by earlier steps, by nothing in this one.
+      [[fallthrough]];
+    case AccessKind::CacheRow:
+      item.domain = 1;
+      item.begin = a.cacheBase + a.begin;
+      item.end = a.cacheBase + a.end;
+      item.needsWriter = true; // Row pos is this step's.
+      break;
+    }
+    Domain &d = domains[item.domain];
+    (item.write ? d.writes : d.reads).push_back(item);
+  }
+  for (Domain &d : domains)
+    d.index();
+
+  auto where = [&](const Item &it, uint64_t begin, uint64_t end) {
+    const Buffer &b = plan.buffers[it.buffer];
+    std::string text = b.name;
+    if (it.domain == 1)
+      text += " row pos";
+    text += span(begin - b.offset, end - b.offset);
+    if (it.domain >= 2)
+      text += " chunk " + num(it.domain - 2) + " of " + num(chunks);
+    return text;
+  };
+
+  // 1. Single writer.
+  auto bothWrite = [&](const Item &a, const Item &b) {
+    const Item &x = a.task <= b.task ? a : b, &y = a.task <= b.task ? b : a;
+    std::string range = where(y, std::max(a.begin, b.begin), std::min(a.end, b.end));
+    if (x.task == y.task)
+      report(describe(x.task) + " writes " + range + " twice");
+    else
+      report(describe(x.task) + " and " + describe(y.task) + " both write " + range);
+  };
+  for (const Domain &d : domains) {
+    size_t furthest = 0;
+    for (size_t i = 1; i < d.writes.size(); ++i) {
+      if (d.writes[i].begin < d.writes[furthest].end)
+        bothWrite(d.writes[furthest], d.writes[i]);
+      if (d.writes[i].end > d.writes[furthest].end)
+        furthest = i;
+    }
+  }
+  for (uint32_t lane = 2; lane < domains.size(); ++lane)
+    for (const Item &w : domains[lane].writes)
+      domains[0].overlapping(w.begin, w.end, [&](const Item &o) { bothWrite(o, w); });
+
+  // 2, 3. Every read against the writes it overlaps.
+  std::vector<uint32_t> prefix(plan.waves.size() + 1, 0); // Active barriers before wave i.
+  for (size_t w = 0; w < plan.waves.size(); ++w) {
+    BarrierKind k = plan.waves[w].barrier;
+    bool active =
+        k == BarrierKind::Grid || (k == BarrierKind::GridIfLong && stepMode == StepMode::Long);
+    prefix[w + 1] = prefix[w] + active;
+  }
+  auto ordered = [&](uint16_t a, uint16_t b) { return prefix[b] > prefix[a]; };
+  std::set<std::pair<uint16_t, uint16_t>> missing;
+  auto missingBarrier = [&](uint16_t a, uint16_t b, auto message) {
+    if (missing.insert({a, b}).second)
+      report(message() + ": missing barrier between wave " + num(a) + " and wave " + num(b));
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> covered;
+  for (uint32_t di = 0; di < domains.size() && found.size() < maxErrors; ++di) {
+    for (const Item &r : domains[di].reads) {
+      covered.clear();
+      auto visit = [&](const Item &w, bool covers) {
+        if (w.task == r.task)
+          return;
+        uint64_t begin = std::max(r.begin, w.begin), end = std::min(r.end, w.end);
+        if (w.wave == r.wave) {
+          report(describe(w.task) + " writes " + where(r, begin, end) + " that " +
+                 describe(r.task) + " of the same wave reads");
+        } else if (w.wave < r.wave) {
+          if (w.worker != r.worker && !ordered(w.wave, r.wave))
+            missingBarrier(w.wave, r.wave, [&] {
+              return describe(r.task) + " reads " + where(r, begin, end) + " written by " +
+                     describe(w.task);
+            });
+          if (covers)
+            covered.push_back({begin, end});
+        } else if (w.worker != r.worker && !ordered(r.wave, w.wave)) {
+          missingBarrier(r.wave, w.wave, [&] {
+            return describe(w.task) + " writes " + where(r, begin, end) + " that " +
+                   describe(r.task) + " reads earlier";
+          });
+        }
+      };
+      // A run in another wave, ordered with the read's by a barrier, needs no
+      // look at its writes (the read's own task is in its own wave).
+      auto visitRun = [&](const Domain &d, const Run &run, bool covers) {
+        if (run.wave != r.wave && ordered(std::min(run.wave, r.wave), std::max(run.wave, r.wave))) {
+          if (covers && run.wave < r.wave)
+            covered.push_back({std::max(r.begin, run.begin), std::min(r.end, run.end)});
+          return;
+        }
+        d.overlappingIn(run, r.begin, r.end, [&](const Item &w) { visit(w, covers); });
+      };
+      auto visitDomain = [&](const Domain &d, bool covers) {
+        d.overlappingRuns(r.begin, r.end, [&](const Run &run) { visitRun(d, run, covers); });
+      };
+      visitDomain(domains[di], true);
+      if (di >= 2) // A chunk lane also aliases plain arena writes.
+        visitDomain(domains[0], true);
+      if (di == 0) // A plain read sees every lane, but no one lane covers it.
+        for (uint32_t lane = 2; lane < domains.size(); ++lane)
+          visitDomain(domains[lane], false);
+      if (!r.needsWriter)
+        continue;
+      std::sort(covered.begin(), covered.end());
+      uint64_t at = r.begin;
+      for (auto [begin, end] : covered) {
+        if (begin > at)
+          break;
+        at = std::max(at, end);
+      }
+      if (at < r.end) {
+        auto next = std::upper_bound(covered.begin(), covered.end(), std::pair(at, uint64_t(0)));
+        uint64_t gapEnd = next == covered.end() ? r.end : std::min(r.end, next->first);
+        report(describe(r.task) + " reads " + where(r, at, gapEnd) + " before any task writes it");
+      }
+    }
+  }
+  return found;
+}
+
+std::vector<std::string> Verifier::run() {
+  checkHeader();
+  if (!errors.empty())
+    return errors; // Sizes the task checks and the access model divide by.
+  for (size_t i = 0; i < plan.tasks.size() && !full(); ++i)
+    checkTask(i);
+  if (!errors.empty())
+    return errors;
+
+  checkWeights();
+  checkBuffers();
+  bool layoutOk = errors.empty();
+  ModeAccesses modes[2];
+  for (StepMode m : {StepMode::Short, StepMode::Long}) {
+    ModeAccesses &mode = modes[static_cast<int>(m)];
+    for (size_t i = 0; i < plan.tasks.size(); ++i) {
+      appendTaskAccesses(plan, plan.tasks[i], m, mode.accesses);
+      mode.task.resize(mode.accesses.size(), i);
+    }
+    if (layoutOk)
+      checkBounds(mode);
+  }
+  checkSelectTokens();
+  if (!errors.empty())
+    return errors;
+
+  // The same hazard in both modes is reported once, without a mode.
+  std::vector<std::string> byMode[2] = {hazards(modes[0], StepMode::Short),
+                                        hazards(modes[1], StepMode::Long)};
+  std::set<std::string> inShort(byMode[0].begin(), byMode[0].end());
+  std::set<std::string> inLong(byMode[1].begin(), byMode[1].end());
+  for (const std::string &m : byMode[0])
+    error(inLong.count(m) ? m : m + " (short mode)");
+  for (const std::string &m : byMode[1])
+    if (!inShort.count(m))
+      error(m + " (long mode)");
+  return errors;
+}
+
+} // namespace
+
+Status ti::plan::verifyPlan(const Plan &plan) {
+  std::vector<std::string> errors = Verifier(plan, 1).run();
+  return errors.empty() ? Status() : Status::error(errors.front());
+}
+
+std::vector<std::string> ti::plan::verifyPlanAll(const Plan &plan, size_t maxErrors) {
+  return Verifier(plan, maxErrors).run();
+}

@@ -1,0 +1,267 @@
+//===- TaskAccesses.cpp - What each task reads and writes -----------------===//
+//
+// One function per opcode family, each a transcription of its paragraph in
+// TaskRecord.h. Where the spec leaves the exact bytes to run time (positions
+// inside a chunk, the rows of a token), the access is the conservative
+// superset, as TaskAccesses.h explains. Offsets come from an untrusted plan, so
+// every sum and product saturates: an absurd range then fails the verifier's
+// bounds check instead of wrapping into a valid one.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Plan/TaskAccesses.h"
+
+#include <algorithm>
+
+using namespace ti::plan;
+
+namespace {
+
+constexpr uint64_t kSaturated = ~uint64_t(0);
+
+uint64_t add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? kSaturated : r;
+}
+uint64_t mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
+}
+
+/// Appends the accesses of one task; the helpers name the buffer kinds each
+/// operand may live in, which the verifier checks.
+class Builder {
+public:
+  Builder(const Plan &plan, const TaskRecord &task, StepMode mode, std::vector<Access> &out)
+      : plan(plan), t(task), isLong(mode == StepMode::Long), out(out) {}
+
+  void run();
+
+private:
+  void weights(Operand op, uint64_t begin, uint64_t bytes) {
+    Access a;
+    a.space = Space::Weights;
+    a.operand = op;
+    a.begin = begin;
+    a.end = add(begin, bytes);
+    out.push_back(a);
+  }
+  void plain(Operand op, bool write, uint64_t begin, uint64_t bytes, BufferKind kind) {
+    Access a;
+    a.operand = op;
+    a.write = write;
+    a.begin = begin;
+    a.end = add(begin, bytes);
+    a.expectedKinds = kindBit(kind);
+    out.push_back(a);
+  }
+  void cache(AccessKind kind, Operand op, bool write, uint64_t base, uint64_t colBegin,
+             uint64_t colEnd, BufferKind bufferKind, bool inclusive = false) {
+    Access a;
+    a.kind = kind;
+    a.operand = op;
+    a.write = write;
+    a.begin = colBegin;
+    a.end = colEnd;
+    a.cacheBase = base;
+    a.rowBytes = mul(plan.model.kvHeads, mul(plan.model.headDim, 2));
+    a.rows = plan.model.maxContext;
+    a.includesCurrentRow = inclusive;
+    a.expectedKinds = kindBit(bufferKind);
+    out.push_back(a);
+  }
+
+  void selectToken();
+  void embed();
+  void gemv(bool lmHead);
+  void attention(bool values);
+  void ffnPartial();
+  void reduceResidual();
+
+  const Plan &plan;
+  const TaskRecord &t;
+  bool isLong;
+  std::vector<Access> &out;
+};
+
+void Builder::selectToken() {
+  plain(Operand::In0, false, t.in[0], mul(t.aux[0], sizeof(Candidate)), BufferKind::Candidates);
+  plain(Operand::In1, false, t.in[1], 4 * kMaxStepsPerLaunch, BufferKind::Prompt);
+  plain(Operand::Out0, true, add(t.out[0], 4ull * t.worker), 4, BufferKind::TokenSlots);
+  if (t.flags & kFlagRecord)
+    plain(Operand::Out1, true, t.out[1], sizeof(StepState), BufferKind::StepState);
+}
+
+void Builder::embed() {
+  // The row read depends on the token: the whole table is the access.
+  weights(Operand::Weight, t.weight, mul(mul(t.aux[1], t.aux[0]), 2));
+  plain(Operand::In0, false, add(t.in[0], 4ull * t.worker), 4, BufferKind::TokenSlots);
+  plain(Operand::Out0, true, add(t.out[0], 4ull * t.rowBegin), 4ull * (t.rowEnd - t.rowBegin),
+        BufferKind::Activation);
+}
+
+void Builder::gemv(bool lmHead) {
+  uint64_t k = t.aux[0], rows = t.rowEnd - t.rowBegin;
+  weights(Operand::Weight, t.weight, mul(mul(rows, k), 2));
+  if (t.norm != kNone)
+    weights(Operand::Norm, t.norm, mul(k, 2));
+  if (!lmHead && (t.flags & kFlagMergeChunks)) {
+    uint64_t chunks = isLong ? t.aux[1] : 1; // C' of the spec.
+    plain(Operand::In0, false, t.in[0], mul(mul(chunks, k), 4), BufferKind::AttentionWorkspace);
+  } else {
+    plain(Operand::In0, false, t.in[0], mul(k, 4), BufferKind::Activation);
+  }
+  if (!lmHead && (t.flags & kFlagResidual))
+    plain(Operand::In1, false, add(t.in[1], 4ull * t.rowBegin), 4 * rows, BufferKind::Activation);
+  plain(Operand::Out0, true, add(t.out[0], 4ull * t.rowBegin), 4 * rows,
+        lmHead ? BufferKind::Logits : BufferKind::Activation);
+  if (lmHead) {
+    plain(Operand::Out1, true, add(t.out[1], mul(t.aux[1], sizeof(Candidate))), sizeof(Candidate),
+          BufferKind::Candidates);
+  } else if (t.flags & kFlagVCache) {
+    // Rows >= aux[1] are the v part; they go to V cache columns i - aux[1].
+    uint64_t first = std::max<uint64_t>(t.rowBegin, t.aux[1]);
+    if (first < t.rowEnd)
+      cache(AccessKind::CacheRow, Operand::Out1, true, t.out[1], 2 * (first - t.aux[1]),
+            2 * (uint64_t(t.rowEnd) - t.aux[1]), BufferKind::VCache);
+  }
+}
+
+void Builder::attention(bool values) {
+  const ModelInfo &m = plan.model;
+  uint64_t d = m.headDim, heads = m.heads, g = t.aux[0];
+  uint64_t group = heads / m.kvHeads; // G
+  uint64_t c = t.aux[1] & 0xffff, chunks = t.aux[1] >> 16;
+  uint64_t firstHead = g * group;
+  // This kv head's columns of a cache row, and the workspace's three parts.
+  uint64_t colBegin = 2 * g * d, colEnd = 2 * (g + 1) * d;
+  uint64_t rowsBytes = mul(mul(group, m.maxContext), 4); // The group's score rows.
+  uint64_t scores = add(t.out[0], mul(mul(firstHead, m.maxContext), 4));
+  uint64_t stats = add(t.out[0], mul(mul(heads, m.maxContext), 4));
+  uint64_t partials = add(stats, mul(chunks, heads * 8));
+  auto statsOf = [&](uint64_t chunk) { return add(stats, (chunk * heads + firstHead) * 8); };
+  auto partialsOf = [&](uint64_t chunk) {
+    return add(partials, mul(chunk * heads + firstHead, d * 4));
+  };
+
+  if (values) {
+    if (!isLong)
+      return; // Short mode: the scores task did it all.
+    // Only the last chunk holds position pos, whose value row this step wrote.
+    cache(AccessKind::CacheHistory, Operand::In2, false, t.in[2], colBegin, colEnd,
+          BufferKind::VCache, /*inclusive=*/c + 1 == chunks);
+    Access s;
+    s.kind = AccessKind::ChunkedRows;
+    s.operand = Operand::Out0;
+    s.begin = scores;
+    s.end = add(scores, rowsBytes);
+    s.chunk = c;
+    s.chunks = chunks;
+    s.expectedKinds = kindBit(BufferKind::AttentionWorkspace);
+    out.push_back(s);
+    for (uint64_t other = 0; other < chunks; ++other)
+      plain(Operand::Out0, false, statsOf(other), group * 8, BufferKind::AttentionWorkspace);
+    plain(Operand::Out0, true, partialsOf(c), group * d * 4, BufferKind::AttentionWorkspace);
+    return;
+  }
+
+  if (!isLong && c != 0)
+    return; // Short mode: chunk 0 does the whole attention.
+  // q of the group's heads and k of head g from the stacked q|k|v vector (every
+  // chunk is assumed to read k: chunk 0 stores it, the last chunk scores it).
+  uint64_t q = heads * d;
+  plain(Operand::In0, false, add(t.in[0], firstHead * d * 4), group * d * 4,
+        BufferKind::Activation);
+  plain(Operand::In0, false, add(t.in[0], (q + g * d) * 4), d * 4, BufferKind::Activation);
+  // Keys before pos come from the cache; the key at pos from in[0], never row pos.
+  cache(AccessKind::CacheHistory, Operand::In1, false, t.in[1], colBegin, colEnd,
+        BufferKind::KCache);
+  if (c == 0)
+    cache(AccessKind::CacheRow, Operand::Out1, true, t.out[1], colBegin, colEnd,
+          BufferKind::KCache);
+  if (!isLong) {
+    cache(AccessKind::CacheHistory, Operand::In2, false, t.in[2], colBegin, colEnd,
+          BufferKind::VCache, /*inclusive=*/true);
+    plain(Operand::Out0, true, scores, rowsBytes, BufferKind::AttentionWorkspace);
+    plain(Operand::Out0, true, partialsOf(0), group * d * 4, BufferKind::AttentionWorkspace);
+    return;
+  }
+  Access s;
+  s.kind = AccessKind::ChunkedRows;
+  s.operand = Operand::Out0;
+  s.write = true;
+  s.begin = scores;
+  s.end = add(scores, rowsBytes);
+  s.chunk = c;
+  s.chunks = chunks;
+  s.expectedKinds = kindBit(BufferKind::AttentionWorkspace);
+  out.push_back(s);
+  plain(Operand::Out0, true, statsOf(c), group * 8, BufferKind::AttentionWorkspace);
+}
+
+void Builder::ffnPartial() {
+  uint64_t h = t.aux[0], n = t.rowEnd - t.rowBegin;
+  weights(Operand::Weight, t.weight, mul(mul(3 * n, h), 2));
+  weights(Operand::Norm, t.norm, mul(h, 2));
+  plain(Operand::In0, false, t.in[0], mul(h, 4), BufferKind::Activation);
+  plain(Operand::Out0, true, add(t.out[0], mul(mul(t.aux[1], h), 4)), mul(h, 4),
+        BufferKind::Partials);
+}
+
+void Builder::reduceResidual() {
+  uint64_t h = t.aux[0], rows = t.rowEnd - t.rowBegin;
+  for (uint64_t p = 0; p < t.aux[1]; ++p)
+    plain(Operand::In0, false, add(t.in[0], mul(add(mul(p, h), t.rowBegin), 4)), 4 * rows,
+          BufferKind::Partials);
+  plain(Operand::In1, false, add(t.in[1], 4ull * t.rowBegin), 4 * rows, BufferKind::Activation);
+  plain(Operand::Out0, true, add(t.out[0], 4ull * t.rowBegin), 4 * rows, BufferKind::Activation);
+}
+
+void Builder::run() {
+  switch (static_cast<Opcode>(t.opcode)) {
+  case Opcode::Nop: return;
+  case Opcode::SelectToken: return selectToken();
+  case Opcode::Embed: return embed();
+  case Opcode::Gemv: return gemv(false);
+  case Opcode::LmHead: return gemv(true);
+  case Opcode::AttentionScores: return attention(false);
+  case Opcode::AttentionValues: return attention(true);
+  case Opcode::FfnPartial: return ffnPartial();
+  case Opcode::ReduceResidual: return reduceResidual();
+  }
+}
+
+} // namespace
+
+const char *ti::plan::stepModeName(StepMode mode) {
+  return mode == StepMode::Short ? "short" : "long";
+}
+
+const char *ti::plan::operandName(Operand operand) {
+  switch (operand) {
+  case Operand::Weight: return "weight";
+  case Operand::Norm: return "norm";
+  case Operand::In0: return "in[0]";
+  case Operand::In1: return "in[1]";
+  case Operand::In2: return "in[2]";
+  case Operand::Out0: return "out[0]";
+  case Operand::Out1: return "out[1]";
+  }
+  return "?";
+}
+
+uint64_t Access::extentBegin() const {
+  if (kind == AccessKind::CacheRow || kind == AccessKind::CacheHistory)
+    return add(cacheBase, begin);
+  return begin;
+}
+
+uint64_t Access::extentEnd() const {
+  if (kind == AccessKind::CacheRow || kind == AccessKind::CacheHistory)
+    return add(add(cacheBase, mul(rows ? rows - 1 : 0, rowBytes)), end);
+  return end;
+}
+
+void ti::plan::appendTaskAccesses(const Plan &plan, const TaskRecord &task, StepMode mode,
+                                  std::vector<Access> &out) {
+  Builder(plan, task, mode, out).run();
+}

@@ -1,0 +1,550 @@
+//===- PlanVerifierTest.cpp - The access model and the plan verifier ------===//
+//
+// A one-layer plan written by hand that uses every opcode and is valid in both
+// attention modes, then one break at a time, each rejected with a message that
+// names the task and its wave. Last, a plan the size of a real one (132
+// workers, ~100 waves) must verify well under the time a load can afford.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Plan/PlanVerifier.h"
+#include "ti/Plan/TaskAccesses.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+
+using namespace ti::plan;
+
+namespace {
+
+TaskRecord makeTask(Opcode op, uint16_t worker, uint16_t wave) {
+  TaskRecord t{};
+  t.opcode = static_cast<uint16_t>(op);
+  t.worker = worker;
+  t.wave = wave;
+  t.layer = kNone32;
+  t.param = kNone32;
+  t.weight = t.norm = kNone;
+  t.in[0] = t.in[1] = t.in[2] = kNone;
+  t.out[0] = t.out[1] = kNone;
+  return t;
+}
+
+WeightSegment segment(std::string checkpoint, std::vector<uint64_t> shape, uint64_t r0, uint64_t r1,
+                      uint64_t c0, uint64_t c1, bool transposed = false) {
+  return {std::move(checkpoint), std::move(shape), r0, r1, c0, c1, transposed};
+}
+
+void addTensor(Plan &p, std::string name, uint64_t offset, std::vector<WeightSegment> segments) {
+  uint64_t elements = 0;
+  for (const WeightSegment &s : segments)
+    elements += s.elements();
+  p.weights.push_back({std::move(name), offset, 2 * elements, std::move(segments)});
+}
+
+void sortTasks(Plan &p) {
+  std::stable_sort(p.tasks.begin(), p.tasks.end(), [](const TaskRecord &a, const TaskRecord &b) {
+    return std::pair(a.worker, a.wave) < std::pair(b.worker, b.wave);
+  });
+}
+
+// Waves of the tiny plan.
+enum : uint16_t { kSelect, kEmbed, kQkv, kScores, kValues, kWo, kFfn, kReduce, kLmHead };
+
+// Arena offsets of the tiny plan's buffers.
+constexpr uint64_t kSlots = 0, kPrompt = 256, kState = 512, kCandidates = 1024, kX0 = 1280,
+                   kQkvOut = 1536, kKCache = 1792, kVCache = 2048, kWorkspace = 2304, kX1 = 2560,
+                   kPartials = 2816, kX2 = 3072, kLogits = 3328;
+
+/// hidden 16, heads 2, kv heads 1, head dim 8, ffn 32, vocab 24, max context 8,
+/// 4 workers, 2 attention chunks over a split context of 4.
+Plan tinyPlan() {
+  Plan p;
+  p.model.name = "tiny";
+  p.model.vocab = 24;
+  p.model.hidden = 16;
+  p.model.ffn = 32;
+  p.model.layers = 1;
+  p.model.heads = 2;
+  p.model.kvHeads = 1;
+  p.model.headDim = 8;
+  p.model.maxContext = 8;
+  p.model.bos = 0;
+  p.model.eos = {1};
+  p.model.rmsEps = 1e-5;
+  p.target.name = "test";
+  p.target.arch = "sm_90";
+  p.target.workers = 4;
+  p.target.threadsPerWorker = 256;
+  p.attention = {4, 2};
+
+  addTensor(p, "embed", 0, {segment("model.embed_tokens.weight", {24, 16}, 0, 24, 0, 16)});
+  addTensor(p, "layer0.attn_norm", 1024,
+            {segment("model.layers.0.input_layernorm.weight", {16}, 0, 1, 0, 16)});
+  addTensor(p, "layer0.qkv", 1280,
+            {segment("model.layers.0.self_attn.q_proj.weight", {16, 16}, 0, 16, 0, 16),
+             segment("model.layers.0.self_attn.k_proj.weight", {8, 16}, 0, 8, 0, 16),
+             segment("model.layers.0.self_attn.v_proj.weight", {8, 16}, 0, 8, 0, 16)});
+  addTensor(p, "layer0.wo", 2304,
+            {segment("model.layers.0.self_attn.o_proj.weight", {16, 16}, 0, 16, 0, 16)});
+  addTensor(p, "layer0.ffn_norm", 2816,
+            {segment("model.layers.0.post_attention_layernorm.weight", {16}, 0, 1, 0, 16)});
+  std::vector<WeightSegment> ffn;
+  for (uint64_t w = 0; w < 4; ++w) {
+    ffn.push_back(
+        segment("model.layers.0.mlp.gate_proj.weight", {32, 16}, 8 * w, 8 * w + 8, 0, 16));
+    ffn.push_back(segment("model.layers.0.mlp.up_proj.weight", {32, 16}, 8 * w, 8 * w + 8, 0, 16));
+    ffn.push_back(
+        segment("model.layers.0.mlp.down_proj.weight", {16, 32}, 0, 16, 8 * w, 8 * w + 8, true));
+  }
+  addTensor(p, "layer0.ffn", 3072, ffn);
+  addTensor(p, "final_norm", 6144, {segment("model.norm.weight", {16}, 0, 1, 0, 16)});
+  addTensor(p, "lm_head", 6400, {segment("lm_head.weight", {24, 16}, 0, 24, 0, 16)});
+  p.weightsBytes = 7168;
+  p.layoutHash = layoutHash(p.weights, p.weightsBytes);
+
+  p.buffers = {{"token_slots", BufferKind::TokenSlots, kSlots, 16},
+               {"prompt", BufferKind::Prompt, kPrompt, 256},
+               {"step_state", BufferKind::StepState, kState, sizeof(StepState)},
+               {"candidates", BufferKind::Candidates, kCandidates, 32},
+               {"x0", BufferKind::Activation, kX0, 64},
+               {"qkv", BufferKind::Activation, kQkvOut, 128},
+               {"k_cache0", BufferKind::KCache, kKCache, 128},
+               {"v_cache0", BufferKind::VCache, kVCache, 128},
+               {"attn_ws", BufferKind::AttentionWorkspace, kWorkspace, 224},
+               {"x1", BufferKind::Activation, kX1, 64},
+               {"ffn_partials", BufferKind::Partials, kPartials, 256},
+               {"x2", BufferKind::Activation, kX2, 64},
+               {"logits", BufferKind::Logits, kLogits, 96}};
+  p.arenaBytes = 3584;
+
+  p.waves = {{"select", BarrierKind::None},
+             {"embed", BarrierKind::Grid},
+             {"layer0.qkv", BarrierKind::Grid},
+             {"layer0.attention_scores", BarrierKind::GridIfLong},
+             {"layer0.attention_values", BarrierKind::Grid},
+             {"layer0.wo", BarrierKind::Grid},
+             {"layer0.ffn", BarrierKind::Grid},
+             {"layer0.reduce", BarrierKind::Grid},
+             {"lm_head", BarrierKind::Grid}};
+  // eps; softmax scale and 4 inverse frequencies; eps; eps.
+  p.params = {1e-5f, 0.35f, 1.0f, 0.1f, 0.01f, 0.001f, 1e-5f, 1e-5f};
+
+  for (uint16_t w = 0; w < 4; ++w) {
+    TaskRecord s = makeTask(Opcode::SelectToken, w, kSelect);
+    s.in[0] = kCandidates;
+    s.aux[0] = 4;
+    s.in[1] = kPrompt;
+    s.out[0] = kSlots;
+    if (w == 0) {
+      s.flags = kFlagRecord;
+      s.out[1] = kState;
+    }
+    p.tasks.push_back(s);
+
+    TaskRecord e = makeTask(Opcode::Embed, w, kEmbed);
+    e.rowBegin = 4 * w;
+    e.rowEnd = 4 * w + 4;
+    e.weight = 0;
+    e.weightBytes = 8;
+    e.in[0] = kSlots;
+    e.out[0] = kX0;
+    e.aux[0] = 16;
+    e.aux[1] = 24;
+    p.tasks.push_back(e);
+
+    // q rows [0, 16), k rows [16, 24), v rows [24, 32): worker 3 writes v.
+    TaskRecord q = makeTask(Opcode::Gemv, w, kQkv);
+    q.layer = 0;
+    q.flags = kFlagVCache;
+    q.rowBegin = 8 * w;
+    q.rowEnd = 8 * w + 8;
+    q.weight = 1280 + 8 * w * 32;
+    q.weightBytes = 256;
+    q.norm = 1024;
+    q.param = 0;
+    q.in[0] = kX0;
+    q.out[0] = kQkvOut;
+    q.out[1] = kVCache;
+    q.aux[0] = 16;
+    q.aux[1] = 24;
+    p.tasks.push_back(q);
+
+    // Scores of chunks 0, 1 on workers 0, 1; values of chunks 0, 1 on 2, 3.
+    TaskRecord a = makeTask(w < 2 ? Opcode::AttentionScores : Opcode::AttentionValues, w,
+                            w < 2 ? kScores : kValues);
+    a.layer = 0;
+    a.param = 1;
+    a.in[0] = kQkvOut;
+    a.in[1] = kKCache;
+    a.in[2] = kVCache;
+    a.out[0] = kWorkspace;
+    a.out[1] = kKCache;
+    a.aux[0] = 0;
+    a.aux[1] = (2u << 16) | (w % 2);
+    p.tasks.push_back(a);
+
+    TaskRecord o = makeTask(Opcode::Gemv, w, kWo);
+    o.layer = 0;
+    o.flags = kFlagMergeChunks | kFlagResidual;
+    o.rowBegin = 4 * w;
+    o.rowEnd = 4 * w + 4;
+    o.weight = 2304 + 4 * w * 32;
+    o.weightBytes = 128;
+    o.in[0] = kWorkspace + 64 + 32; // The partials, after scores and stats.
+    o.in[1] = kX0;
+    o.out[0] = kX1;
+    o.aux[0] = 16;
+    o.aux[1] = 2;
+    p.tasks.push_back(o);
+
+    TaskRecord f = makeTask(Opcode::FfnPartial, w, kFfn);
+    f.layer = 0;
+    f.rowBegin = 8 * w;
+    f.rowEnd = 8 * w + 8;
+    f.weight = 3072 + 768 * w;
+    f.weightBytes = 768;
+    f.norm = 2816;
+    f.param = 6;
+    f.in[0] = kX1;
+    f.out[0] = kPartials;
+    f.aux[0] = 16;
+    f.aux[1] = w;
+    p.tasks.push_back(f);
+
+    TaskRecord r = makeTask(Opcode::ReduceResidual, w, kReduce);
+    r.layer = 0;
+    r.rowBegin = 4 * w;
+    r.rowEnd = 4 * w + 4;
+    r.in[0] = kPartials;
+    r.in[1] = kX1;
+    r.out[0] = kX2;
+    r.aux[0] = 16;
+    r.aux[1] = 4;
+    p.tasks.push_back(r);
+
+    TaskRecord l = makeTask(Opcode::LmHead, w, kLmHead);
+    l.rowBegin = 6 * w;
+    l.rowEnd = 6 * w + 6;
+    l.weight = 6400 + 6 * w * 32;
+    l.weightBytes = 192;
+    l.norm = 6144;
+    l.param = 7;
+    l.in[0] = kX2;
+    l.out[0] = kLogits;
+    l.out[1] = kCandidates;
+    l.aux[0] = 16;
+    l.aux[1] = w;
+    p.tasks.push_back(l);
+  }
+  sortTasks(p);
+  return p;
+}
+
+size_t findTask(const Plan &p, Opcode op, uint16_t worker) {
+  for (size_t i = 0; i < p.tasks.size(); ++i)
+    if (p.tasks[i].opcode == static_cast<uint16_t>(op) && p.tasks[i].worker == worker)
+      return i;
+  ADD_FAILURE() << "no such task";
+  return 0;
+}
+
+TaskRecord &taskOf(Plan &p, Opcode op, uint16_t worker) { return p.tasks[findTask(p, op, worker)]; }
+
+/// How the verifier names a task, for the messages below.
+std::string named(const Plan &p, Opcode op, uint16_t worker) {
+  size_t i = findTask(p, op, worker);
+  const TaskRecord &t = p.tasks[i];
+  return "task #" + std::to_string(i) + " (" + opcodeName(t.opcode) + " on worker " +
+         std::to_string(worker) + ", wave " + std::to_string(t.wave) + " '" + p.waves[t.wave].name +
+         "')";
+}
+
+/// The one message containing all of `parts`, or a failure listing them all.
+::testing::AssertionResult hasError(const Plan &p, std::vector<std::string> parts) {
+  std::vector<std::string> errors = verifyPlanAll(p);
+  for (const std::string &e : errors)
+    if (std::all_of(parts.begin(), parts.end(),
+                    [&](const std::string &part) { return e.find(part) != std::string::npos; }))
+      return ::testing::AssertionSuccess();
+  auto failure = ::testing::AssertionFailure() << "no message has all of:";
+  for (const std::string &part : parts)
+    failure << " [" << part << "]";
+  failure << "\nmessages:";
+  for (const std::string &e : errors)
+    failure << "\n  " << e;
+  return failure;
+}
+
+TEST(PlanVerifierTest, TinyPlanIsValid) {
+  Plan p = tinyPlan();
+  std::vector<std::string> errors = verifyPlanAll(p);
+  for (const std::string &e : errors)
+    ADD_FAILURE() << e;
+  EXPECT_TRUE(verifyPlan(p).ok());
+}
+
+TEST(PlanVerifierTest, MessagesNameTheTaskAndWave) {
+  Plan p = tinyPlan();
+  p.tasks[findTask(p, Opcode::Gemv, 1)].param = 100;
+  ti::Status s = verifyPlan(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "task #10 (gemv on worker 1, wave 2 'layer0.qkv') param 100 needs "
+                         "params[100, 101), the plan has 8");
+}
+
+TEST(PlanVerifierTest, AttentionAccessesDependOnMode) {
+  Plan p = tinyPlan();
+  const TaskRecord &scores1 = taskOf(p, Opcode::AttentionScores, 1);
+  const TaskRecord &values0 = taskOf(p, Opcode::AttentionValues, 2);
+  EXPECT_TRUE(taskAccesses(p, scores1, StepMode::Short).empty()); // Chunk 0 does it all.
+  EXPECT_TRUE(taskAccesses(p, values0, StepMode::Short).empty());
+
+  std::vector<Access> longScores = taskAccesses(p, scores1, StepMode::Long);
+  auto chunked = std::find_if(longScores.begin(), longScores.end(),
+                              [](const Access &a) { return a.kind == AccessKind::ChunkedRows; });
+  ASSERT_NE(chunked, longScores.end());
+  EXPECT_TRUE(chunked->write);
+  EXPECT_EQ(chunked->chunk, 1u);
+  EXPECT_EQ(chunked->chunks, 2u);
+  EXPECT_EQ(chunked->begin, kWorkspace);
+  EXPECT_EQ(chunked->end, kWorkspace + 2 * 8 * 4); // Both heads' rows, all positions.
+  // Only chunk 0 stores the key at pos.
+  EXPECT_TRUE(std::none_of(longScores.begin(), longScores.end(),
+                           [](const Access &a) { return a.kind == AccessKind::CacheRow; }));
+
+  // The last chunk's values include the row this step wrote.
+  std::vector<Access> lastValues =
+      taskAccesses(p, taskOf(p, Opcode::AttentionValues, 3), StepMode::Long);
+  auto history = std::find_if(lastValues.begin(), lastValues.end(),
+                              [](const Access &a) { return a.kind == AccessKind::CacheHistory; });
+  ASSERT_NE(history, lastValues.end());
+  EXPECT_TRUE(history->includesCurrentRow);
+  EXPECT_EQ(history->cacheBase, kVCache);
+  EXPECT_EQ(history->rowBytes, 16u);
+}
+
+TEST(PlanVerifierTest, TwoWritersOfOneRow) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::ReduceResidual, 1).rowBegin = 2; // Rows 2, 3 are worker 0's.
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::ReduceResidual, 0), " and ",
+                           named(p, Opcode::ReduceResidual, 1), "both write x2[+8, +8)"}));
+}
+
+TEST(PlanVerifierTest, ArenaSliceOutOfBounds) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::ReduceResidual, 3).out[0] = kX2 + 16;
+  EXPECT_TRUE(hasError(
+      p, {named(p, Opcode::ReduceResidual, 3), "out[0] A[+3136, +16) is not inside one buffer"}));
+}
+
+TEST(PlanVerifierTest, WeightsSliceOutOfBounds) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::Gemv, 3).weight += 8; // The qkv gemv's slice runs past its tensor.
+  EXPECT_TRUE(hasError(
+      p, {named(p, Opcode::Gemv, 3), "weight W[+2056, +256) is not inside one packed tensor"}));
+}
+
+TEST(PlanVerifierTest, OperandInWrongBufferKind) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::FfnPartial, 0).out[0] = kX2; // Partials must go to a partials buffer.
+  EXPECT_TRUE(
+      hasError(p, {named(p, Opcode::FfnPartial, 0), "out[0]", "'x2' (activation)", "wrong kind"}));
+}
+
+TEST(PlanVerifierTest, ReadBeforeWrite) {
+  Plan p = tinyPlan();
+  size_t wo = findTask(p, Opcode::Gemv, 1) + 2; // Worker 1's wo, after its qkv and scores.
+  ASSERT_EQ(p.tasks[wo].wave, kWo);
+  p.tasks[wo].in[1] = kX2; // Reduce writes x2 later, in wave 7.
+  EXPECT_TRUE(hasError(p, {"task #" + std::to_string(wo) +
+                           " (gemv on worker 1, wave 5 'layer0.wo')"
+                           " reads x2[+16, +16) before any task writes it"}));
+}
+
+TEST(PlanVerifierTest, WriteAfterReadInOneWave) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::Gemv, 3).in[0] = kQkvOut; // Workers 0, 1 write it in this wave.
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 0) + " writes qkv[+0, +32) that " +
+                           named(p, Opcode::Gemv, 3) + " of the same wave reads"}));
+}
+
+TEST(PlanVerifierTest, MissingBarrier) {
+  Plan p = tinyPlan();
+  p.waves[kEmbed].barrier = BarrierKind::None; // qkv reads every worker's slice of x0.
+  EXPECT_TRUE(hasError(p, {"(gemv on worker ", "wave 2 'layer0.qkv') reads x0", "written by task",
+                           "(embed on worker", "missing barrier between wave 1 and wave 2"}));
+}
+
+TEST(PlanVerifierTest, GuardedBarrierNeededInShortMode) {
+  Plan p = tinyPlan();
+  // In short mode the scores task writes partials[0] and wo reads it two waves
+  // later: with both barriers guarded, nothing orders them.
+  p.waves[kValues].barrier = BarrierKind::GridIfLong;
+  std::vector<std::string> errors = verifyPlanAll(p);
+  ASSERT_FALSE(errors.empty());
+  for (const std::string &e : errors)
+    EXPECT_NE(e.find("(short mode)"), std::string::npos) << e;
+  EXPECT_TRUE(hasError(p, {"wave 5 'layer0.wo') reads attn_ws[+96, +",
+                           "written by " + named(p, Opcode::AttentionScores, 0),
+                           "missing barrier between wave 3 and wave 5 (short mode)"}));
+}
+
+TEST(PlanVerifierTest, ScoresBarrierNeededInLongMode) {
+  Plan p = tinyPlan();
+  // Values read every chunk's stats: a guard-free None breaks long mode only.
+  p.waves[kScores].barrier = BarrierKind::None;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionValues, 2), "reads attn_ws[+64, +16)",
+                           "missing barrier between wave 3 and wave 4 (long mode)"}));
+}
+
+TEST(PlanVerifierTest, LayoutHashMismatch) {
+  Plan p = tinyPlan();
+  p.layoutHash ^= 1;
+  EXPECT_TRUE(hasError(p, {"layout hash 0x", "does not match the weights layout"}));
+}
+
+TEST(PlanVerifierTest, UnknownOpcode) {
+  Plan p = tinyPlan();
+  size_t i = findTask(p, Opcode::LmHead, 2);
+  p.tasks[i].opcode = 42;
+  EXPECT_TRUE(hasError(p, {"task #" + std::to_string(i) +
+                           " (opcode 42 on worker 2, wave 8 'lm_head') has an unknown opcode"}));
+}
+
+TEST(PlanVerifierTest, UnsortedTasks) {
+  Plan p = tinyPlan();
+  std::swap(p.tasks[0], p.tasks[1]);
+  EXPECT_TRUE(hasError(p, {"task #1 (select_token on worker 0, wave 0 'select') is out of order"}));
+}
+
+TEST(PlanVerifierTest, WorkerWithoutSelectToken) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::SelectToken, 2).opcode = static_cast<uint16_t>(Opcode::Nop);
+  EXPECT_TRUE(hasError(p, {"worker 2 has no select_token task"}));
+}
+
+TEST(PlanVerifierTest, BadParamIndex) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::AttentionScores, 0).param = 4; // Needs 5 floats: params[4, 9).
+  EXPECT_TRUE(hasError(
+      p, {named(p, Opcode::AttentionScores, 0), "param 4 needs params[4, 9), the plan has 8"}));
+}
+
+TEST(PlanVerifierTest, FlagTheOpcodeDoesNotTake) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::LmHead, 0).flags = kFlagResidual;
+  EXPECT_TRUE(
+      hasError(p, {named(p, Opcode::LmHead, 0), "has flags 0x1 that lm_head does not take"}));
+}
+
+TEST(PlanVerifierTest, LastWaveNeedsGridBarrier) {
+  Plan p = tinyPlan();
+  p.waves.back().barrier = BarrierKind::GridIfLong;
+  EXPECT_TRUE(hasError(p, {"wave 8 'lm_head' is the last", "the step needs a grid barrier"}));
+}
+
+/// 132 workers, a select and an embed wave, then `layers` waves of gemvs, each
+/// reading the whole vector the previous wave wrote a slice of.
+Plan largePlan(uint16_t workers, uint16_t layers) {
+  const uint32_t rowsPerWorker = 16, hidden = workers * rowsPerWorker, vocab = 8;
+  Plan p;
+  p.model.name = "large";
+  p.model.vocab = vocab;
+  p.model.hidden = hidden;
+  p.model.ffn = hidden;
+  p.model.layers = layers;
+  p.model.heads = 16;
+  p.model.kvHeads = 4;
+  p.model.headDim = 64;
+  p.model.maxContext = 1024;
+  p.target.workers = workers;
+  p.attention = {64, 4};
+
+  uint64_t weightOffset = 0;
+  auto align = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+  addTensor(p, "embed", 0, {segment("embed", {vocab, hidden}, 0, vocab, 0, hidden)});
+  weightOffset = align(p.weights.back().bytes, kWeightAlignment);
+  for (uint16_t l = 0; l < layers; ++l) {
+    std::string name = "w" + std::to_string(l);
+    addTensor(p, name, weightOffset, {segment(name, {hidden, hidden}, 0, hidden, 0, hidden)});
+    weightOffset = align(weightOffset + p.weights.back().bytes, kWeightAlignment);
+  }
+  p.weightsBytes = weightOffset;
+  p.layoutHash = layoutHash(p.weights, p.weightsBytes);
+
+  uint64_t arena = 0;
+  auto buffer = [&](std::string name, BufferKind kind, uint64_t bytes) {
+    p.buffers.push_back({std::move(name), kind, arena, bytes});
+    arena = align(arena + bytes, kArenaAlignment);
+    return p.buffers.back().offset;
+  };
+  uint64_t slots = buffer("slots", BufferKind::TokenSlots, 4 * workers);
+  uint64_t prompt = buffer("prompt", BufferKind::Prompt, 4 * kMaxStepsPerLaunch);
+  uint64_t state = buffer("state", BufferKind::StepState, sizeof(StepState));
+  uint64_t candidates = buffer("candidates", BufferKind::Candidates, sizeof(Candidate));
+  std::vector<uint64_t> x;
+  for (uint16_t l = 0; l <= layers; ++l)
+    x.push_back(buffer("x" + std::to_string(l), BufferKind::Activation, 4 * hidden));
+  p.arenaBytes = arena;
+
+  p.waves.push_back({"select", BarrierKind::None});
+  p.waves.push_back({"embed", BarrierKind::Grid});
+  for (uint16_t l = 0; l < layers; ++l)
+    p.waves.push_back({"gemv" + std::to_string(l), BarrierKind::Grid});
+
+  for (uint16_t w = 0; w < workers; ++w) {
+    uint32_t r0 = w * rowsPerWorker, r1 = r0 + rowsPerWorker;
+    TaskRecord s = makeTask(Opcode::SelectToken, w, 0);
+    s.in[0] = candidates;
+    s.aux[0] = 1;
+    s.in[1] = prompt;
+    s.out[0] = slots;
+    if (w == 0) {
+      s.flags = kFlagRecord;
+      s.out[1] = state;
+    }
+    p.tasks.push_back(s);
+    TaskRecord e = makeTask(Opcode::Embed, w, 1);
+    e.rowBegin = r0;
+    e.rowEnd = r1;
+    e.weight = 0;
+    e.weightBytes = 2 * rowsPerWorker;
+    e.in[0] = slots;
+    e.out[0] = x[0];
+    e.aux[0] = hidden;
+    e.aux[1] = vocab;
+    p.tasks.push_back(e);
+    for (uint16_t l = 0; l < layers; ++l) {
+      TaskRecord g = makeTask(Opcode::Gemv, w, 2 + l);
+      g.rowBegin = r0;
+      g.rowEnd = r1;
+      g.weight = p.weights[1 + l].offset + 2ull * r0 * hidden;
+      g.weightBytes = 2ull * rowsPerWorker * hidden;
+      g.in[0] = x[l];
+      g.out[0] = x[l + 1];
+      g.aux[0] = hidden;
+      p.tasks.push_back(g);
+    }
+  }
+  return p;
+}
+
+TEST(PlanVerifierTest, LargePlanVerifiesQuickly) {
+  Plan p = largePlan(132, 100);
+  ASSERT_EQ(p.tasks.size(), 132u * 102u);
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> errors = verifyPlanAll(p);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const std::string &e : errors)
+    ADD_FAILURE() << e;
+  RecordProperty("verify_ms", static_cast<int>(seconds * 1000));
+  EXPECT_LT(seconds, 2.0);
+
+  // The same plan with one barrier gone is caught, as quickly.
+  p.waves[50].barrier = BarrierKind::None;
+  EXPECT_TRUE(hasError(p, {"missing barrier between wave 50 and wave 51"}));
+}
+
+} // namespace
