@@ -1,0 +1,40 @@
+//===- AssignWorkers.cpp - Every task to a worker (assign-workers) --------===//
+//
+// Tasks of one wave run in parallel, one worker (SM) each; a worker with more
+// than one task in a wave runs them one after another.
+//
+// 1. Task k of a stage goes to worker k mod workers (balance-rows makes at most
+//    one task per worker, so this is one each).
+// 2. Select is the exception that proves the rule: its task k must run on
+//    worker k, since each worker needs its own copy of the token.
+//
+// Which workers stay idle in a wave does not matter for bandwidth (half the
+// chip saturates HBM), so no rotation is attempted.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Passes/Passes.h"
+
+using namespace ti;
+using namespace ti::tir;
+
+namespace {
+
+class AssignWorkers : public Pass {
+public:
+  llvm::StringRef name() const override { return "assign-workers"; }
+  llvm::StringRef description() const override { return "every task to one worker"; }
+
+  bool run(Module &m, DiagnosticEngine &diags) override {
+    for (Stage &s : m.stages) {
+      for (size_t k = 0; k < s.tasks.size(); ++k)
+        s.tasks[k].worker = static_cast<int>(k % m.target.workers);
+      if (s.tasks.size() > m.target.workers)
+        count("stages-with-several-tasks-per-worker");
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> ti::createAssignWorkersPass() { return std::make_unique<AssignWorkers>(); }
