@@ -36,6 +36,10 @@ def have_cuda_gpu():
     return out.returncode == 0 and "GPU" in out.stdout
 
 
+# Timing tests mean something only for optimised builds.
+if config.build_type in ("Release", "RelWithDebInfo"):
+    config.available_features.add("release")
+
 if config.cuda_enabled:
     config.available_features.add("cuda")
     if have_cuda_gpu():

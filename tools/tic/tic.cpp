@@ -1,53 +1,92 @@
 //===- tic.cpp - The TileInfer compiler driver ----------------------------===//
 //
-//   tic model.graph --emit=graph        canonical form of the program
-//   tic model.graph --emit=graph-ir     the elaborated graph (loops unrolled)
-//   tic model.graph --stats             parameters and bytes per dtype
-//   tic - ...                           reads the graph from standard input
+//   tic model.graph --target h200 -o plan.fb   compile a plan
+//   tic model.graph --stats                    graph and plan statistics
+//   tic model.graph --emit=graph|graph-ir      the front end's views
+//   tic model.graph --emit=task-ir|plan-text   the compiler's views
+//   tic --dump-plan plan.fb                    a plan file as text
+//   tic - ...                                  reads the graph from standard input
 //
 // Exit status: 0 on success, 1 on any error (each printed as
-// file:line:col: error: ...).
+// file:line:col: error: ... where it concerns the graph).
 //
 //===----------------------------------------------------------------------===//
+#include "ti/Codegen/PlanBuilder.h"
+#include "ti/Codegen/PlanStats.h"
 #include "ti/IR/Diagnostics.h"
 #include "ti/IR/GraphBuilder.h"
 #include "ti/IR/GraphParser.h"
 #include "ti/IR/Printer.h"
+#include "ti/Passes/PassManager.h"
+#include "ti/Passes/Passes.h"
+#include "ti/Plan/PlanFile.h"
+#include "ti/Plan/PlanTextPrinter.h"
+#include "ti/Plan/PlanVerifier.h"
 #include "ti/Support/AtomicFile.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <map>
+#include <sstream>
 
 namespace {
 
-enum class Emit { None, Graph, GraphIR };
+enum class Emit { None, Graph, GraphIR, TaskIR, PlanText };
 
 struct Options {
   std::string input;
-  std::string output = "-";
+  std::string output;
   Emit emit = Emit::None;
   bool stats = false;
+  std::string target = "h200";
+  std::string targetFile;
+  uint32_t maxContext = 0;         // 0: the default (see run()).
+  uint32_t attentionSplitContext = 0;
+  std::string passes;
+  std::vector<std::string> printAfter;
+  bool printAfterAll = false;
+  bool verifyEach = false;
+  bool passStats = false;
+  std::string dumpPlan;
 };
+
+constexpr uint32_t kDefaultMaxContext = 8192;
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "tic: error: " << message << "\n";
   return 1;
 }
 
+int dumpPlanFile(const std::string &path) {
+  auto plan = ti::plan::readPlanFile(path);
+  if (!plan)
+    return fail(plan.status().message());
+  if (ti::Status s = ti::plan::verifyPlan(*plan); !s.ok())
+    return fail("'" + path + "': " + s.message());
+  std::ostringstream os;
+  ti::plan::printPlanText(*plan, os);
+  llvm::outs() << os.str();
+  return 0;
+}
+
 int run(const Options &opts) {
+  if (!opts.dumpPlan.empty())
+    return dumpPlanFile(opts.dumpPlan);
+  if (opts.input.empty())
+    return fail("no input graph (see --help)");
+
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(opts.input, /*IsText=*/true);
   if (std::error_code ec = buffer.getError())
     return fail("cannot read '" + opts.input + "': " + ec.message());
-  // Diagnostics name standard input "<stdin>".
   std::unique_ptr<llvm::MemoryBuffer> source = std::move(*buffer);
   if (opts.input == "-")
     source = llvm::MemoryBuffer::getMemBufferCopy(source->getBuffer(), "<stdin>");
-
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(source), llvm::SMLoc());
   ti::DiagnosticEngine diags(sourceMgr);
@@ -61,20 +100,102 @@ int run(const Options &opts) {
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  switch (opts.emit) {
-  case Emit::Graph: ti::printGraphAST(*ast, os); break;
-  case Emit::GraphIR: ti::printGraphIR(*graph, os); break;
-  case Emit::None: break;
+  auto finish = [&]() {
+    os.flush();
+    if (text.empty())
+      return 0;
+    std::string error = ti::writeFileAtomically(opts.output.empty() ? "-" : opts.output, text);
+    return error.empty() ? 0 : fail(error);
+  };
+
+  // The front end's views need no target.
+  if (opts.emit == Emit::Graph || opts.emit == Emit::GraphIR) {
+    if (opts.emit == Emit::Graph)
+      ti::printGraphAST(*ast, os);
+    else
+      ti::printGraphIR(*graph, os);
+    if (opts.stats)
+      ti::printGraphStats(*graph, os);
+    return finish();
   }
-  if (opts.stats)
-    ti::printGraphStats(*graph, os);
-  os.flush();
-  if (opts.emit == Emit::None && !opts.stats)
-    return 0;
-  std::string error = ti::writeFileAtomically(opts.output, text);
-  if (!error.empty())
+
+  // The target: built-in or from a file, then the command line's overrides.
+  ti::StatusOr<ti::Target> target = opts.targetFile.empty()
+                                        ? ti::builtinTarget(opts.target)
+                                        : ti::readTargetFile(opts.targetFile);
+  if (!target)
+    return fail(target.status().message());
+  if (opts.attentionSplitContext)
+    target->attentionSplitContext = opts.attentionSplitContext;
+
+  ti::tir::Module module;
+  module.graph = &*graph;
+  module.target = *target;
+  int64_t graphMax = kDefaultMaxContext;
+  if (const ti::NamedAttr *a = graph->findAttr("max_context"); a && a->value.kind == ti::AttrValue::Kind::Int)
+    graphMax = a->value.i;
+  module.maxContext = opts.maxContext ? opts.maxContext
+                                      : static_cast<uint32_t>(std::min<int64_t>(graphMax, kDefaultMaxContext));
+  if (module.maxContext > graphMax)
+    return fail("--max-context " + llvm::Twine(module.maxContext) + " exceeds the graph's max_context " +
+                llvm::Twine(graphMax));
+
+  ti::PassManager pm;
+  std::vector<std::string> names = ti::defaultPipeline();
+  if (!opts.passes.empty()) {
+    names.clear();
+    for (llvm::StringRef n : llvm::split(opts.passes, ','))
+      names.push_back(n.trim().str());
+  }
+  std::string error;
+  if (!pm.addByNames(names, error))
     return fail(error);
-  return 0;
+  const std::vector<std::string> known = ti::defaultPipeline();
+  for (const std::string &n : opts.printAfter) {
+    if (std::find(known.begin(), known.end(), n) == known.end())
+      return fail("--print-after: unknown pass '" + n + "'");
+    pm.printAfter(n);
+  }
+  pm.setPrintAfterAll(opts.printAfterAll);
+  if (opts.verifyEach)
+    pm.setVerifyEach(true);
+  pm.setPrintStream(llvm::outs());
+  if (!pm.run(module, diags))
+    return 1;
+  if (opts.passStats)
+    pm.printStatistics(os);
+  if (!opts.passes.empty()) {
+    // A partial pipeline: its module is all there is to show.
+    if (opts.emit == Emit::TaskIR)
+      ti::tir::printModule(module, os);
+    return finish();
+  }
+
+  auto plan = ti::buildPlan(module, diags);
+  if (!plan)
+    return 1;
+  std::vector<std::string> problems = ti::plan::verifyPlanAll(*plan);
+  for (const std::string &p : problems)
+    llvm::errs() << "tic: error: the plan does not verify: " << p << "\n";
+  if (!problems.empty())
+    return 1;
+
+  if (!opts.output.empty() && opts.emit == Emit::None && !opts.stats) {
+    if (ti::Status s = ti::plan::writePlanFile(*plan, opts.output); !s.ok())
+      return fail(s.message());
+    return 0;
+  }
+  if (opts.emit == Emit::TaskIR)
+    ti::tir::printModule(module, os);
+  std::ostringstream planText;
+  if (opts.emit == Emit::PlanText)
+    ti::plan::printPlanText(*plan, planText);
+  if (opts.stats) {
+    ti::printGraphStats(*graph, os);
+    ti::printPlanStats(*plan, planText);
+  }
+  os << planText.str();
+  return finish();
 }
 
 } // namespace
@@ -82,13 +203,28 @@ int run(const Options &opts) {
 int main(int argc, char **argv) {
   CLI::App app{"tic: compiles a model graph into a decode plan"};
   Options opts;
-  app.add_option("input", opts.input, "the model graph ('-' for standard input)")->required();
-  app.add_option("-o,--output", opts.output, "where to write what --emit/--stats print")
-      ->default_str("-");
-  std::map<std::string, Emit> emits{{"graph", Emit::Graph}, {"graph-ir", Emit::GraphIR}};
-  app.add_option("--emit", opts.emit, "what to print: graph (canonical source), graph-ir")
+  app.add_option("input", opts.input, "the model graph ('-' for standard input)");
+  app.add_option("-o,--output", opts.output,
+                 "the plan file to write; with --emit or --stats, where to print");
+  std::map<std::string, Emit> emits{{"graph", Emit::Graph},
+                                    {"graph-ir", Emit::GraphIR},
+                                    {"task-ir", Emit::TaskIR},
+                                    {"plan-text", Emit::PlanText}};
+  app.add_option("--emit", opts.emit, "print: graph, graph-ir, task-ir or plan-text")
       ->transform(CLI::CheckedTransformer(emits, CLI::ignore_case));
-  app.add_flag("--stats", opts.stats, "print parameter and byte counts");
+  app.add_flag("--stats", opts.stats, "print graph and plan statistics");
+  app.add_option("--target", opts.target, "a built-in target: h200 (default), rtx3050");
+  app.add_option("--target-file", opts.targetFile, "a target description (JSON, from tirun probe)");
+  app.add_option("--max-context", opts.maxContext,
+                 "positions the K/V cache holds (default: the graph's max_context, at most 8192)");
+  app.add_option("--attention-split-context", opts.attentionSplitContext,
+                 "override the target's context above which attention runs in chunks");
+  app.add_option("--passes", opts.passes, "run only these passes (comma-separated), then stop");
+  app.add_option("--print-after", opts.printAfter, "print the task IR after this pass");
+  app.add_flag("--print-after-all", opts.printAfterAll, "print the task IR after every pass");
+  app.add_flag("--verify-each", opts.verifyEach, "check the task IR after every pass");
+  app.add_flag("--pass-stats", opts.passStats, "print each pass's counters");
+  app.add_option("--dump-plan", opts.dumpPlan, "read a plan file, verify it and print it as text");
 
   try {
     app.parse(argc, argv);

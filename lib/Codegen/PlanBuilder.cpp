@@ -1,0 +1,256 @@
+//===- PlanBuilder.cpp - Task IR to plan ----------------------------------===//
+//
+// 1. Model info: sizes from the stages (the embedding's shape, the attention's
+//    heads, the FFN's units), bos/eos/eps from the graph's attrs.
+// 2. Weights, buffers: copied from the module (layout made them).
+// 3. Waves: one per stage, with the barrier place-barriers chose.
+// 4. Tasks: one record per task, fields exactly as TaskRecord.h specifies for
+//    its opcode; then sorted by (worker, wave) for the executors.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Codegen/PlanBuilder.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace ti;
+using namespace ti::tir;
+
+namespace {
+
+class Builder {
+public:
+  Builder(const Module &m, DiagnosticEngine &diags) : m(m), diags(diags) {}
+  std::optional<plan::Plan> build();
+
+private:
+  uint64_t at(const Slice &s) const {
+    return s.valid() ? m.buffers[s.buffer].offset + s.offset * 4 : plan::kNone;
+  }
+  uint64_t normOffset(const Stage &s) const {
+    return s.norm >= 0 ? m.packed[m.wholePacked[s.norm]].offset : plan::kNone;
+  }
+  /// The index of `values` in the plan's float table; equal blocks are shared
+  /// (every QKV task of a layer uses the same eps).
+  uint32_t addParams(std::vector<float> values) {
+    auto [it, inserted] = paramBlocks.try_emplace(values, p.params.size());
+    if (inserted)
+      p.params.insert(p.params.end(), values.begin(), values.end());
+    return it->second;
+  }
+  bool modelInfo();
+  bool emitStage(const Stage &s, uint16_t wave);
+
+  const Module &m;
+  DiagnosticEngine &diags;
+  plan::Plan p;
+  std::map<std::vector<float>, uint32_t> paramBlocks;
+};
+
+} // namespace
+
+bool Builder::modelInfo() {
+  const Graph &g = *m.graph;
+  plan::ModelInfo &info = p.model;
+  info.name = g.name;
+  info.maxContext = m.maxContext;
+  for (const Stage &s : m.stages) {
+    if (s.kind == StageKind::Embed) {
+      const Weight &table = g.weights[s.matrix[0].weight];
+      info.vocab = table.type.shape[0];
+      info.hidden = table.type.shape[1];
+    }
+    if (s.kind == StageKind::AttentionScores) {
+      info.heads = s.heads;
+      info.kvHeads = s.kvHeads;
+      info.headDim = s.headDim;
+      info.layers++;
+      p.attention.chunks = s.chunks;
+    }
+    if (s.kind == StageKind::FfnPartial)
+      info.ffn = s.units;
+    if (s.norm >= 0)
+      info.rmsEps = s.eps;
+  }
+  if (const NamedAttr *bos = g.findAttr("bos_token"); bos && bos->value.kind == AttrValue::Kind::Int)
+    info.bos = bos->value.i;
+  if (const NamedAttr *eos = g.findAttr("eos_tokens")) {
+    if (eos->value.kind == AttrValue::Kind::IntList)
+      info.eos.assign(eos->value.list.begin(), eos->value.list.end());
+    else if (eos->value.kind == AttrValue::Kind::Int)
+      info.eos = {static_cast<int32_t>(eos->value.i)};
+  }
+  for (int32_t id : info.eos)
+    if (id < 0 || static_cast<uint32_t>(id) >= info.vocab) {
+      diags.error(g.findAttr("eos_tokens")->loc,
+                  "end-of-sequence token " + llvm::Twine(id) + " is outside the vocabulary");
+      return false;
+    }
+  if (info.bos >= 0 && static_cast<uint32_t>(info.bos) >= info.vocab) {
+    diags.error(g.findAttr("bos_token")->loc, "bos_token is outside the vocabulary");
+    return false;
+  }
+  p.attention.splitContext = m.target.attentionSplitContext;
+  if (p.attention.chunks == 0)
+    p.attention.chunks = 1;
+  return true;
+}
+
+bool Builder::emitStage(const Stage &s, uint16_t wave) {
+  for (const Task &t : s.tasks) {
+    plan::TaskRecord r{};
+    r.wave = wave;
+    r.worker = static_cast<uint16_t>(t.worker);
+    r.layer = s.layer >= 0 ? static_cast<uint32_t>(s.layer) : plan::kNone32;
+    r.rowBegin = t.rowBegin;
+    r.rowEnd = t.rowEnd;
+    r.param = plan::kNone32;
+    r.weight = r.norm = plan::kNone;
+    for (uint64_t &x : r.in)
+      x = plan::kNone;
+    for (uint64_t &x : r.out)
+      x = plan::kNone;
+    if (t.packed >= 0) {
+      r.weight = t.weightOffset;
+      r.weightBytes = t.weightBytes;
+    }
+    r.norm = normOffset(s);
+    if (s.norm >= 0)
+      r.param = addParams({static_cast<float>(s.eps)});
+
+    switch (s.kind) {
+    case StageKind::Select:
+      r.opcode = uint16_t(plan::Opcode::SelectToken);
+      r.in[0] = at(s.input);
+      r.in[1] = at(s.input2);
+      r.out[0] = at(s.output);
+      r.aux[0] = m.buffers[s.input.buffer].bytes / sizeof(plan::Candidate);
+      if (t.worker == 0) {
+        r.flags = plan::kFlagRecord;
+        r.out[1] = at(s.output2);
+      }
+      r.rowBegin = 0;
+      r.rowEnd = 1;
+      break;
+    case StageKind::Embed:
+      r.opcode = uint16_t(plan::Opcode::Embed);
+      r.in[0] = at(s.input);
+      r.out[0] = at(s.output);
+      r.aux[0] = s.cols;
+      r.aux[1] = m.graph->weights[s.matrix[0].weight].type.shape[0];
+      break;
+    case StageKind::Gemv:
+    case StageKind::LmHead:
+      r.opcode = uint16_t(s.kind == StageKind::Gemv ? plan::Opcode::Gemv : plan::Opcode::LmHead);
+      r.in[0] = at(s.input);
+      r.out[0] = at(s.output);
+      r.aux[0] = s.cols;
+      if (s.residual.valid()) {
+        r.flags |= plan::kFlagResidual;
+        r.in[1] = at(s.residual);
+      }
+      if (s.vCacheWrite) {
+        r.flags |= plan::kFlagVCache;
+        r.out[1] = at(s.output2);
+        r.aux[1] = s.vRowBegin;
+      }
+      if (s.mergeChunks) {
+        r.flags |= plan::kFlagMergeChunks;
+        r.aux[1] = s.chunks;
+      }
+      if (s.kind == StageKind::LmHead) {
+        r.out[1] = at(s.output2);
+        r.aux[1] = t.aux1;
+      }
+      if (s.siluMul) {
+        diags.error(s.loc, "stage '" + s.name + "': a SiLU*up GEMV whose output does not feed "
+                           "a down projection with a residual is not supported");
+        return false;
+      }
+      break;
+    case StageKind::AttentionScores:
+    case StageKind::AttentionValues: {
+      r.opcode = uint16_t(s.kind == StageKind::AttentionScores ? plan::Opcode::AttentionScores
+                                                               : plan::Opcode::AttentionValues);
+      r.in[0] = at(s.input);
+      r.in[1] = at(s.input2);
+      r.in[2] = at(s.input3);
+      r.out[0] = at(s.output);
+      if (s.kind == StageKind::AttentionScores)
+        r.out[1] = at(s.input2); // Writes row pos of the K cache it reads.
+      r.aux[0] = t.aux0;
+      r.aux[1] = t.aux1;
+      std::vector<float> params{static_cast<float>(s.scale)};
+      params.insert(params.end(), s.ropeInvFreq.begin(), s.ropeInvFreq.end());
+      r.param = addParams(std::move(params));
+      r.rowBegin = t.aux0;
+      r.rowEnd = t.aux0 + 1;
+      break;
+    }
+    case StageKind::FfnPartial:
+      r.opcode = uint16_t(plan::Opcode::FfnPartial);
+      r.in[0] = at(s.input);
+      r.out[0] = at(s.output);
+      r.aux[0] = s.cols;
+      r.aux[1] = t.aux1;
+      break;
+    case StageKind::ReduceResidual:
+      r.opcode = uint16_t(plan::Opcode::ReduceResidual);
+      r.in[0] = at(s.input);
+      r.in[1] = at(s.residual);
+      r.out[0] = at(s.output);
+      r.aux[0] = s.units;
+      r.aux[1] = t.aux1;
+      break;
+    default:
+      diags.error(s.loc, "stage '" + s.name + "' (" + stageKindName(s.kind) +
+                             ") has no task opcode: it should have been fused");
+      return false;
+    }
+    p.tasks.push_back(r);
+  }
+  return true;
+}
+
+std::optional<plan::Plan> Builder::build() {
+  if (m.packed.empty() && m.arenaBytes == 0) {
+    diags.error(llvm::SMLoc(), "the module has no layout: run the whole pipeline before codegen");
+    return std::nullopt;
+  }
+  if (m.stages.size() > 0xffff) {
+    diags.error(llvm::SMLoc(), "too many waves for the plan format (65535 at most)");
+    return std::nullopt;
+  }
+  if (!modelInfo())
+    return std::nullopt;
+  const Target &t = m.target;
+  p.target.name = t.name;
+  p.target.arch = t.arch;
+  p.target.workers = t.workers;
+  p.target.threadsPerWorker = t.threadsPerWorker;
+  p.target.maxRegisters = t.maxRegisters;
+  p.target.bandwidthGBs = t.bandwidthGBs;
+  p.target.workerFingerprint = t.workerFingerprint;
+
+  p.weights = m.packed;
+  p.weightsBytes = m.weightsBytes;
+  p.layoutHash = plan::layoutHash(p.weights, p.weightsBytes);
+  for (const Buffer &b : m.buffers)
+    p.buffers.push_back(plan::Buffer{b.name, b.kind, b.offset, b.bytes});
+  p.arenaBytes = m.arenaBytes;
+
+  for (size_t i = 0; i < m.stages.size(); ++i) {
+    p.waves.push_back(plan::Wave{m.stages[i].name, m.stages[i].barrier});
+    if (!emitStage(m.stages[i], static_cast<uint16_t>(i)))
+      return std::nullopt;
+  }
+  std::stable_sort(p.tasks.begin(), p.tasks.end(),
+                   [](const plan::TaskRecord &a, const plan::TaskRecord &b) {
+                     return a.worker != b.worker ? a.worker < b.worker : a.wave < b.wave;
+                   });
+  return std::move(p);
+}
+
+std::optional<plan::Plan> ti::buildPlan(const Module &module, DiagnosticEngine &diags) {
+  return Builder(module, diags).build();
+}
