@@ -173,9 +173,9 @@ void printHeader(const Plan &plan, std::ostream &os) {
   os << "target " << name(t.name) << " arch=" << name(t.arch) << " workers=" << t.workers
      << " threads_per_worker=" << t.threadsPerWorker << " max_registers=" << t.maxRegisters
      << " bandwidth_gbs=" << number(t.bandwidthGBs);
-  if (!t.workerFingerprint.empty())
-    os << " fingerprint=" << t.workerFingerprint;
-  os << '\n';
+  // A plan made for no particular worker binary (a built-in target that was
+  // not probed) says so.
+  os << " fingerprint=" << (t.workerFingerprint.empty() ? "none" : t.workerFingerprint) << '\n';
 
   os << "attention split_context=" << plan.attention.splitContext
      << " chunks=" << plan.attention.chunks << '\n';

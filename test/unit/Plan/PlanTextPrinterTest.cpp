@@ -68,7 +68,7 @@ TEST(PlanTextPrinter, SmallPlan) {
             "model tiny vocab=256 hidden=64 ffn=128 layers=2 heads=4 kv_heads=2 head_dim=16 "
             "max_context=128 bos=1 eos=[2, 3] rms_eps=1e-05\n"
             "target h200 arch=sm_90 workers=132 threads_per_worker=256 max_registers=128 "
-            "bandwidth_gbs=4800\n"
+            "bandwidth_gbs=4800 fingerprint=none\n"
             "attention split_context=64 chunks=4\n"
             "weights bytes=49408 layout_hash=00c0ffee12345678 tensors=3\n"
             "arena bytes=5888 buffers=4\n"
@@ -101,7 +101,7 @@ TEST(PlanTextPrinter, EmptyPlan) {
             "model \"\" vocab=0 hidden=0 ffn=0 layers=0 heads=0 kv_heads=0 head_dim=0 "
             "max_context=0 bos=-1 eos=[] rms_eps=0\n"
             "target \"\" arch=\"\" workers=0 threads_per_worker=0 max_registers=0 "
-            "bandwidth_gbs=0\n"
+            "bandwidth_gbs=0 fingerprint=none\n"
             "attention split_context=0 chunks=0\n"
             "weights bytes=0 layout_hash=0000000000000000 tensors=0\n"
             "arena bytes=0 buffers=0\n"
@@ -175,7 +175,7 @@ TEST(PlanTextPrinter, NumbersPrintShortestAndExact) {
   p.params = {0.1f, -0.0f, NAN, 3e38f};
   std::string all = text(p);
   EXPECT_NE(all.find("rms_eps=1e-06\n"), std::string::npos) << all;
-  EXPECT_NE(all.find("bandwidth_gbs=4915.2\n"), std::string::npos) << all;
+  EXPECT_NE(all.find("bandwidth_gbs=4915.2 fingerprint=none\n"), std::string::npos) << all;
   EXPECT_NE(all.find("params [0.1, -0, nan, 3e+38]\n"), std::string::npos) << all;
 }
 
