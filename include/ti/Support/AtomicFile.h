@@ -9,6 +9,8 @@
 #ifndef TI_SUPPORT_ATOMICFILE_H
 #define TI_SUPPORT_ATOMICFILE_H
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,6 +19,34 @@ namespace ti {
 /// Writes `contents` to `path` ("-" means standard output). Returns an empty
 /// string on success, otherwise a one-line description of what failed.
 std::string writeFileAtomically(const std::string &path, std::string_view contents);
+
+/// The streaming form, for files too large to hold in memory (weights.bin):
+/// open() creates a temporary file beside `path`, write() appends, commit()
+/// syncs and renames it over `path`. Destroying an uncommitted writer (an
+/// error, an exception, an early return) removes the temporary file.
+/// Not thread-safe; not copyable.
+class AtomicFileWriter {
+public:
+  AtomicFileWriter() = default;
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter &) = delete;
+  AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
+
+  /// Each returns an empty string on success, else one line saying what failed.
+  std::string open(const std::string &path);
+  std::string write(const void *data, size_t bytes);
+  /// Appends `bytes` zero bytes.
+  std::string writeZeros(size_t bytes);
+  std::string commit();
+
+  uint64_t bytesWritten() const { return written; }
+
+private:
+  void abandon();
+  std::string path, tmp;
+  int fd = -1;
+  uint64_t written = 0;
+};
 
 } // namespace ti
 
