@@ -1,0 +1,94 @@
+//===- WeightsFile.h - weights.bin: the packed weights of a plan -*- C++ -*-===//
+//
+// weights.bin holds the BF16 tensors of a plan's packed layout, readable with
+// mmap and usable in place: the runtime uploads (GPU) or reads (CPU) the data
+// section as it is, at the offsets the plan's tasks name.
+//
+// Layout (all integers little-endian):
+//   offset 0   char[8]  magic "TIWEIGHT"
+//          8   u32      format version (kWeightsFormatVersion)
+//         12   u32      header bytes H: where the data section starts; a
+//                       multiple of kWeightsHeaderAlignment (4096)
+//         16   u64      layout hash: the plan's layoutHash
+//         24   u64      data bytes D: the plan's weightsBytes
+//         32   u32      tensor count T
+//         36   u32      reserved (0)
+//         40   T entries: u64 offset, u64 bytes (in the data section),
+//                         u32 name length N, N bytes of name (the packed
+//                         tensor's name), no padding
+//         ...  zero padding up to H
+//          H   D bytes of data: each packed tensor at its offset, zero padding
+//              between tensors
+// The file is exactly H + D bytes. The tensor table repeats the plan's layout
+// so that a file can be inspected without its plan, and checked against one.
+//
+// Ownership: WeightsFile owns its mapping and unmaps it on destruction; the data
+// pointer is valid while the object lives. Safe to read from several threads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_RUNTIME_WEIGHTSFILE_H
+#define TI_RUNTIME_WEIGHTSFILE_H
+
+#include "ti/Plan/Plan.h"
+#include "ti/Plan/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ti {
+
+constexpr char kWeightsMagic[8] = {'T', 'I', 'W', 'E', 'I', 'G', 'H', 'T'};
+constexpr uint32_t kWeightsFormatVersion = 1;
+constexpr uint64_t kWeightsHeaderAlignment = 4096;
+
+struct WeightsTensorEntry {
+  std::string name;
+  uint64_t offset = 0, bytes = 0;
+};
+
+/// The header of a weights file, as written or as read.
+struct WeightsHeader {
+  uint32_t version = kWeightsFormatVersion;
+  uint64_t headerBytes = 0;
+  uint64_t layoutHash = 0;
+  uint64_t dataBytes = 0;
+  std::vector<WeightsTensorEntry> tensors;
+};
+
+/// The header a weights file for `plan` must have.
+WeightsHeader weightsHeaderFor(const plan::Plan &plan);
+/// The header's bytes, zero-padded to headerBytes (computed here).
+std::string serializeWeightsHeader(WeightsHeader &header);
+
+class WeightsFile {
+public:
+  /// Maps `path` and checks its header (magic, version, sizes, table). Does not
+  /// check it against a plan: see checkAgainst.
+  static StatusOr<std::unique_ptr<WeightsFile>> open(const std::string &path);
+  ~WeightsFile();
+  WeightsFile(const WeightsFile &) = delete;
+  WeightsFile &operator=(const WeightsFile &) = delete;
+
+  /// Checks the file is the one `plan` needs: layout hash, data size, and the
+  /// tensor table equal to the plan's packed tensors. One line on mismatch.
+  Status checkAgainst(const plan::Plan &plan) const;
+
+  const WeightsHeader &header() const { return header_; }
+  /// The data section (D bytes), 4096-aligned.
+  const uint8_t *data() const { return base_ + header_.headerBytes; }
+  uint64_t dataBytes() const { return header_.dataBytes; }
+  const std::string &path() const { return path_; }
+
+private:
+  WeightsFile() = default;
+  std::string path_;
+  WeightsHeader header_;
+  const uint8_t *base_ = nullptr;
+  uint64_t mappedBytes_ = 0;
+};
+
+} // namespace ti
+
+#endif // TI_RUNTIME_WEIGHTSFILE_H

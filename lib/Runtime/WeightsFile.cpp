@@ -1,0 +1,235 @@
+//===- WeightsFile.cpp - weights.bin: the packed weights of a plan --------===//
+//
+// Opening treats the file as hostile, in this order:
+//   1. open, fstat: a regular file; at least the 8-byte magic, which must be
+//      "TIWEIGHT" (a wrong file gets a plain answer, not "corrupt");
+//   2. the 40-byte fixed header present, the version known, the reserved
+//      word zero, H a nonzero multiple of 4096 and at least the fixed header;
+//   3. the file exactly H + D bytes (overflow-safe): shorter is truncated,
+//      longer has trailing bytes;
+//   4. map the whole file read-only (MAP_PRIVATE);
+//   5. the tensor table parsed entry by entry, each field's bytes proved to
+//      lie inside [40, H) before they are read, the count bounded by what H
+//      can hold before anything is allocated; every tensor aligned, inside D,
+//      and overlapping no other; the rest of the header zero.
+// checkAgainst then compares the layout hash first (the likely mismatch: a
+// file packed for another plan), then the data size and the table.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Runtime/WeightsFile.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace ti;
+
+static_assert(std::endian::native == std::endian::little,
+              "weights files are little-endian and read by memcpy");
+
+namespace {
+
+constexpr uint64_t kFixedHeaderBytes = 40;
+constexpr uint64_t kEntryFixedBytes = 20; // offset, bytes, name length.
+
+std::string hex(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+template <typename T> T load(const uint8_t *p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename T> void store(std::string &out, T v) {
+  char bytes[sizeof v];
+  std::memcpy(bytes, &v, sizeof v);
+  out.append(bytes, sizeof v);
+}
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+} // namespace
+
+WeightsHeader ti::weightsHeaderFor(const plan::Plan &plan) {
+  WeightsHeader h;
+  h.layoutHash = plan.layoutHash;
+  h.dataBytes = plan.weightsBytes;
+  for (const plan::PackedTensor &t : plan.weights)
+    h.tensors.push_back({t.name, t.offset, t.bytes});
+  return h;
+}
+
+std::string ti::serializeWeightsHeader(WeightsHeader &header) {
+  std::string out(kWeightsMagic, sizeof kWeightsMagic);
+  uint64_t used = kFixedHeaderBytes;
+  for (const WeightsTensorEntry &t : header.tensors)
+    used += kEntryFixedBytes + t.name.size();
+  header.headerBytes = (used + kWeightsHeaderAlignment - 1) / kWeightsHeaderAlignment *
+                       kWeightsHeaderAlignment;
+  store<uint32_t>(out, header.version);
+  store<uint32_t>(out, static_cast<uint32_t>(header.headerBytes));
+  store<uint64_t>(out, header.layoutHash);
+  store<uint64_t>(out, header.dataBytes);
+  store<uint32_t>(out, static_cast<uint32_t>(header.tensors.size()));
+  store<uint32_t>(out, 0);
+  for (const WeightsTensorEntry &t : header.tensors) {
+    store<uint64_t>(out, t.offset);
+    store<uint64_t>(out, t.bytes);
+    store<uint32_t>(out, static_cast<uint32_t>(t.name.size()));
+    out += t.name;
+  }
+  out.resize(header.headerBytes, '\0');
+  return out;
+}
+
+WeightsFile::~WeightsFile() {
+  if (base_)
+    ::munmap(const_cast<uint8_t *>(base_), mappedBytes_);
+}
+
+StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path) {
+  std::string who = "'" + path + "'";
+  auto fail = [&](const std::string &what) { return Status::error(who + " " + what); };
+
+  // 1. A regular file with the magic.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error("cannot open " + who + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("is not a regular file");
+  }
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  uint8_t fixed[kFixedHeaderBytes] = {};
+  ssize_t got = size == 0 ? 0 : ::pread(fd, fixed, std::min<uint64_t>(size, sizeof fixed), 0);
+  if (got < 0) {
+    std::string e = std::strerror(errno);
+    ::close(fd);
+    return Status::error("cannot read " + who + ": " + e);
+  }
+  uint64_t have = static_cast<uint64_t>(got);
+  if (have < sizeof kWeightsMagic || std::memcmp(fixed, kWeightsMagic, sizeof kWeightsMagic)) {
+    ::close(fd);
+    return fail("is not a weights file (bad magic)");
+  }
+
+  // 2. The fixed header.
+  auto closeAndFail = [&](const std::string &what) {
+    ::close(fd);
+    return fail(what);
+  };
+  if (have < kFixedHeaderBytes)
+    return closeAndFail("is truncated: " + num(size) + " bytes, less than the " +
+                        num(kFixedHeaderBytes) + "-byte header");
+  auto file = std::unique_ptr<WeightsFile>(new WeightsFile());
+  file->path_ = path;
+  WeightsHeader &h = file->header_;
+  h.version = load<uint32_t>(fixed + 8);
+  h.headerBytes = load<uint32_t>(fixed + 12);
+  h.layoutHash = load<uint64_t>(fixed + 16);
+  h.dataBytes = load<uint64_t>(fixed + 24);
+  uint32_t count = load<uint32_t>(fixed + 32), reserved = load<uint32_t>(fixed + 36);
+  if (h.version != kWeightsFormatVersion)
+    return closeAndFail("has weights format version " + num(h.version) + "; this build reads " +
+                        num(kWeightsFormatVersion));
+  if (reserved != 0)
+    return closeAndFail("has a nonzero reserved header word");
+  if (h.headerBytes == 0 || h.headerBytes % kWeightsHeaderAlignment)
+    return closeAndFail("has a header of " + num(h.headerBytes) + " bytes, not a multiple of " +
+                        num(kWeightsHeaderAlignment));
+
+  // 3. Exactly H + D bytes.
+  if (h.dataBytes > UINT64_MAX - h.headerBytes)
+    return closeAndFail("has an impossible data size " + num(h.dataBytes));
+  uint64_t total = h.headerBytes + h.dataBytes;
+  if (size < total)
+    return closeAndFail("is truncated: " + num(size) + " bytes, the header says " + num(total));
+  if (size > total)
+    return closeAndFail("has " + num(size) + " bytes, the header says " + num(total) +
+                        " (trailing bytes)");
+
+  // 4. The mapping. The descriptor is not needed once it exists.
+  void *map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int mapErrno = errno;
+  ::close(fd);
+  if (map == MAP_FAILED)
+    return Status::error("cannot map " + who + ": " + std::strerror(mapErrno));
+  file->base_ = static_cast<const uint8_t *>(map);
+  file->mappedBytes_ = size;
+
+  // 5. The tensor table, inside [40, H).
+  const uint8_t *base = file->base_;
+  uint64_t at = kFixedHeaderBytes, end = h.headerBytes;
+  if (count > (end - at) / kEntryFixedBytes)
+    return fail("has " + num(count) + " tensors, more than its " + num(end) +
+                "-byte header can hold");
+  h.tensors.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (end - at < kEntryFixedBytes)
+      return fail("has a tensor table that overruns its header at entry " + num(i));
+    WeightsTensorEntry t;
+    t.offset = load<uint64_t>(base + at);
+    t.bytes = load<uint64_t>(base + at + 8);
+    uint32_t length = load<uint32_t>(base + at + 16);
+    at += kEntryFixedBytes;
+    if (length > end - at)
+      return fail("has a tensor table that overruns its header at entry " + num(i));
+    t.name.assign(reinterpret_cast<const char *>(base + at), length);
+    at += length;
+    std::string entry = "tensor '" + t.name + "' (entry " + num(i) + ")";
+    if (t.offset % plan::kWeightAlignment)
+      return fail("has " + entry + " at offset " + num(t.offset) + ", not a multiple of " +
+                  num(plan::kWeightAlignment));
+    if (t.offset > h.dataBytes || t.bytes > h.dataBytes - t.offset)
+      return fail("has " + entry + " [" + num(t.offset) + ", +" + num(t.bytes) +
+                  ") outside its " + num(h.dataBytes) + " data bytes");
+    h.tensors.push_back(std::move(t));
+  }
+  for (uint64_t i = at; i < end; ++i)
+    if (base[i] != 0)
+      return fail("has nonzero bytes after its tensor table, at " + num(i));
+  std::vector<const WeightsTensorEntry *> sorted;
+  for (const WeightsTensorEntry &t : h.tensors)
+    sorted.push_back(&t);
+  std::stable_sort(sorted.begin(), sorted.end(),
+            [](auto *a, auto *b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i]->offset - sorted[i - 1]->offset < sorted[i - 1]->bytes)
+      return fail("has overlapping tensors '" + sorted[i - 1]->name + "' and '" +
+                  sorted[i]->name + "'");
+  return file;
+}
+
+Status WeightsFile::checkAgainst(const plan::Plan &plan) const {
+  std::string who = "'" + path_ + "'";
+  if (header_.layoutHash != plan.layoutHash)
+    return Status::error(who + " was packed for another plan (layout hash " +
+                         hex(header_.layoutHash) + ", the plan needs " + hex(plan.layoutHash) +
+                         ")");
+  if (header_.dataBytes != plan.weightsBytes)
+    return Status::error(who + " has " + num(header_.dataBytes) + " data bytes, the plan needs " +
+                         num(plan.weightsBytes));
+  if (header_.tensors.size() != plan.weights.size())
+    return Status::error(who + " has " + num(header_.tensors.size()) +
+                         " tensors, the plan needs " + num(plan.weights.size()));
+  for (size_t i = 0; i < plan.weights.size(); ++i) {
+    const WeightsTensorEntry &f = header_.tensors[i];
+    const plan::PackedTensor &p = plan.weights[i];
+    if (f.name != p.name || f.offset != p.offset || f.bytes != p.bytes)
+      return Status::error(who + " tensor " + num(i) + " is '" + f.name + "' [" + num(f.offset) +
+                           ", +" + num(f.bytes) + "), the plan needs '" + p.name + "' [" +
+                           num(p.offset) + ", +" + num(p.bytes) + ")");
+  }
+  return Status();
+}
