@@ -1,0 +1,46 @@
+//===- Generate.h - Prompt in, tokens out, over launches --------*- C++ -*-===//
+//
+// The host side of decoding: feeds a prompt of any length through launches of
+// at most kMaxStepsPerLaunch steps (teacher forcing), then generates greedily
+// until an end-of-sequence token, the requested count, or the plan's context
+// is reached. Works with any executor that runs a LaunchArgs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_RUNTIME_GENERATE_H
+#define TI_RUNTIME_GENERATE_H
+
+#include "ti/Plan/Plan.h"
+#include "ti/Plan/Status.h"
+#include "ti/Runtime/Launch.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ti {
+
+using LaunchFn = std::function<StatusOr<plan::StepState>(const LaunchArgs &)>;
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;
+  enum class Stop { EndOfSequence, Count, Context, Error } stop = Stop::Count;
+  int32_t positions = 0;      // Positions filled (prompt + generated - 1).
+  double promptSeconds = 0;   // Launches that fed only the prompt.
+  double decodeSeconds = 0;   // Launches that generated.
+  int32_t decodeSteps = 0;    // Forward steps those launches ran.
+  int32_t launches = 0;
+};
+
+/// Checks a prompt against a plan: non-empty, ids in the vocabulary, shorter
+/// than the context. One line.
+Status checkPrompt(const std::vector<int32_t> &prompt, const plan::Plan &plan);
+
+StatusOr<GenerateResult> generate(const plan::Plan &plan, const LaunchFn &launch,
+                                  const std::vector<int32_t> &prompt, int32_t maxNew);
+
+const char *stopReason(GenerateResult::Stop stop);
+
+} // namespace ti
+
+#endif // TI_RUNTIME_GENERATE_H

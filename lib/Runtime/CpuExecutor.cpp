@@ -1,0 +1,159 @@
+//===- CpuExecutor.cpp - Runs a plan on the CPU ---------------------------===//
+//
+// 1. The arena is one zeroed allocation of the plan's arenaBytes.
+// 2. A launch copies the prompt into its buffer and runs steps until
+//    selectToken() says stop: every worker's SelectToken (wave 0), then each
+//    wave's tasks, spread over the thread pool, wave after wave.
+// 3. Threads take the tasks of a wave in a fixed stride (thread i: tasks i,
+//    i + T, ...); a std::barrier ends the wave. Each task's arithmetic runs on
+//    one thread, so results do not depend on the thread count.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Runtime/CpuExecutor.h"
+
+#include "CpuOps.h"
+
+#include <barrier>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+using namespace ti;
+using namespace ti::cpu;
+
+Status ti::checkLaunchArgs(const LaunchArgs &a, const plan::Plan &p) {
+  if (a.promptLen < 1 || a.promptLen > int32_t(plan::kMaxStepsPerLaunch))
+    return Status::error("a launch needs 1 to " + std::to_string(plan::kMaxStepsPerLaunch) +
+                         " prompt tokens, not " + std::to_string(a.promptLen));
+  if (a.maxSteps < 1 || a.maxSteps > int32_t(plan::kMaxStepsPerLaunch))
+    return Status::error("a launch runs 1 to " + std::to_string(plan::kMaxStepsPerLaunch) +
+                         " steps, not " + std::to_string(a.maxSteps));
+  if (a.maxNew < 0)
+    return Status::error("maxNew must not be negative");
+  if (a.startPos < 0 || uint32_t(a.startPos) >= p.model.maxContext)
+    return Status::error("position " + std::to_string(a.startPos) +
+                         " is outside the plan's context of " +
+                         std::to_string(p.model.maxContext) + " positions");
+  for (int32_t i = 0; i < a.promptLen; ++i)
+    if (a.prompt[i] < 0 || uint32_t(a.prompt[i]) >= p.model.vocab)
+      return Status::error("token " + std::to_string(a.prompt[i]) +
+                           " is outside the vocabulary of " + std::to_string(p.model.vocab));
+  return Status();
+}
+
+struct CpuExecutor::Impl {
+  std::shared_ptr<const LoadedPlan> lp;
+  uint8_t *arena = nullptr;
+  unsigned threadCount = 1;
+
+  // The pool: workers wait at `start`, run `job`, meet at `done`.
+  std::vector<std::thread> pool;
+  std::unique_ptr<std::barrier<>> start, done;
+  std::function<void(unsigned)> job;
+  bool quit = false;
+
+  void parallel(const std::function<void(unsigned)> &fn) {
+    job = fn;
+    start->arrive_and_wait();
+    fn(0);
+    done->arrive_and_wait();
+  }
+
+  void runTask(const TaskContext &c, const plan::TaskRecord &t) {
+    switch (plan::Opcode(t.opcode)) {
+    case plan::Opcode::Embed: runEmbed(c, t); break;
+    case plan::Opcode::Gemv: runGemv(c, t); break;
+    case plan::Opcode::LmHead: runLmHead(c, t); break;
+    case plan::Opcode::AttentionScores: runAttentionScores(c, t); break;
+    case plan::Opcode::AttentionValues: runAttentionValues(c, t); break;
+    case plan::Opcode::FfnPartial: runFfnPartial(c, t); break;
+    case plan::Opcode::ReduceResidual: runReduceResidual(c, t); break;
+    case plan::Opcode::SelectToken: // Run by the step loop itself.
+    case plan::Opcode::Nop: break;
+    }
+  }
+};
+
+CpuExecutor::CpuExecutor(std::shared_ptr<const LoadedPlan> plan, unsigned threads)
+    : impl(std::make_unique<Impl>()) {
+  impl->lp = std::move(plan);
+  uint64_t bytes = (impl->lp->plan.arenaBytes + 4095) / 4096 * 4096;
+  impl->arena = static_cast<uint8_t *>(std::aligned_alloc(4096, bytes ? bytes : 4096));
+  std::memset(impl->arena, 0, bytes);
+  unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  impl->threadCount = n;
+  impl->start = std::make_unique<std::barrier<>>(n);
+  impl->done = std::make_unique<std::barrier<>>(n);
+  for (unsigned i = 1; i < n; ++i)
+    impl->pool.emplace_back([this, i] {
+      for (;;) {
+        impl->start->arrive_and_wait();
+        if (impl->quit)
+          return;
+        impl->job(i);
+        impl->done->arrive_and_wait();
+      }
+    });
+}
+
+CpuExecutor::~CpuExecutor() {
+  impl->quit = true;
+  impl->start->arrive_and_wait();
+  for (std::thread &t : impl->pool)
+    t.join();
+  std::free(impl->arena);
+}
+
+void CpuExecutor::reset() {
+  std::memset(impl->arena, 0, impl->lp->plan.arenaBytes);
+}
+
+const float *CpuExecutor::logits() const {
+  return reinterpret_cast<const float *>(impl->arena + impl->lp->logitsOffset);
+}
+
+StatusOr<plan::StepState> CpuExecutor::launch(const LaunchArgs &args) {
+  const LoadedPlan &lp = *impl->lp;
+  const plan::Plan &p = lp.plan;
+  if (Status s = checkLaunchArgs(args, p); !s.ok())
+    return s;
+  std::memcpy(impl->arena + lp.promptOffset, args.prompt, sizeof args.prompt);
+  auto *state = reinterpret_cast<plan::StepState *>(impl->arena + lp.stepStateOffset);
+  std::memset(state, 0, sizeof *state);
+
+  const SelectParams select = lp.selectParams();
+  const plan::Buffer *candidates = p.findBuffer(plan::BufferKind::Candidates);
+  const plan::Buffer *slots = p.findBuffer(plan::BufferKind::TokenSlots);
+  auto *tokenSlots = reinterpret_cast<int32_t *>(impl->arena + slots->offset);
+  uint32_t candidateCount = candidates->bytes / sizeof(plan::Candidate);
+  const auto *cands = reinterpret_cast<const plan::Candidate *>(impl->arena + candidates->offset);
+
+  TaskContext ctx{&p, lp.weights->data(), impl->arena, 0, false};
+  for (int32_t s = 0;; ++s) {
+    // Wave 0: every worker's SelectToken. They all compute the same token;
+    // the recording one also updates the StepState.
+    int32_t token = -1;
+    for (const plan::TaskRecord &t : p.tasks) {
+      if (plan::Opcode(t.opcode) != plan::Opcode::SelectToken)
+        continue;
+      bool record = t.flags & plan::kFlagRecord;
+      int32_t mine = selectToken(s, args, select, cands, candidateCount, record ? state : nullptr);
+      tokenSlots[t.worker] = mine;
+      if (record)
+        token = mine;
+    }
+    if (token < 0)
+      break;
+    ctx.pos = args.startPos + s;
+    ctx.longMode = uint32_t(ctx.pos + 1) > p.attention.splitContext;
+    for (size_t w = 0; w < lp.waveTasks.size(); ++w) {
+      const std::vector<uint32_t> &tasks = lp.waveTasks[w];
+      impl->parallel([&](unsigned thread) {
+        for (size_t i = thread; i < tasks.size(); i += impl->threadCount)
+          impl->runTask(ctx, p.tasks[tasks[i]]);
+      });
+    }
+  }
+  return *state;
+}

@@ -1,0 +1,311 @@
+//===- CpuOps.cpp - The opcodes' arithmetic on the CPU --------------------===//
+//
+// Straight loops over the record's ranges. Dot products keep eight partial
+// sums (which the compiler vectorises without reassociating anything) and add
+// them in a fixed tree, so the CPU result is the same on every run and every
+// thread count.
+//
+//===----------------------------------------------------------------------===//
+#include "CpuOps.h"
+
+#include "ti/Runtime/Bf16.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+using namespace ti;
+using namespace ti::cpu;
+using plan::TaskRecord;
+
+namespace {
+
+const uint16_t *weightsAt(const TaskContext &c, uint64_t offset) {
+  return reinterpret_cast<const uint16_t *>(c.weights + offset);
+}
+float *arenaF32(const TaskContext &c, uint64_t offset) {
+  return reinterpret_cast<float *>(c.arena + offset);
+}
+uint16_t *arenaBf16(const TaskContext &c, uint64_t offset) {
+  return reinterpret_cast<uint16_t *>(c.arena + offset);
+}
+
+float dotBf16(const uint16_t *w, const float *x, uint32_t n) {
+  float acc[8] = {};
+  uint32_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int j = 0; j < 8; ++j)
+      acc[j] += bf16ToFloat(w[k + j]) * x[k + j];
+  float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; k < n; ++k)
+    s += bf16ToFloat(w[k]) * x[k];
+  return s;
+}
+
+float dotF32(const float *a, const float *b, uint32_t n) {
+  float acc[8] = {};
+  uint32_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int j = 0; j < 8; ++j)
+      acc[j] += a[k + j] * b[k + j];
+  float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; k < n; ++k)
+    s += a[k] * b[k];
+  return s;
+}
+
+/// x' = x * rsqrt(mean(x^2) + eps) * scale, or x when the task has no norm.
+void normalizeInput(const TaskContext &c, const TaskRecord &t, const float *x, uint32_t n,
+                    std::vector<float> &out) {
+  out.assign(x, x + n);
+  if (t.norm == plan::kNone)
+    return;
+  float ss = dotF32(x, x, n);
+  float eps = c.plan->params[t.param];
+  float r = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+  const uint16_t *scale = weightsAt(c, t.norm);
+  for (uint32_t k = 0; k < n; ++k)
+    out[k] = x[k] * r * bf16ToFloat(scale[k]);
+}
+
+float silu(float z) { return z / (1.0f + std::exp(-z)); }
+
+/// Rotates one head's vector in place by the position's angles.
+void rope(const float *invFreq, int32_t pos, float *v, uint32_t headDim) {
+  uint32_t half = headDim / 2;
+  for (uint32_t i = 0; i < half; ++i) {
+    float angle = static_cast<float>(pos) * invFreq[i];
+    float cs = std::cos(angle), sn = std::sin(angle);
+    float a = v[i], b = v[i + half];
+    v[i] = a * cs - b * sn;
+    v[i + half] = b * cs + a * sn;
+  }
+}
+
+struct AttentionShape {
+  uint32_t heads, kvHeads, headDim, group, q, kv, maxContext, chunk, chunks;
+  uint64_t statsAt, partialsAt; // Element offsets in the workspace.
+};
+
+AttentionShape attentionShape(const TaskContext &c, const TaskRecord &t) {
+  const plan::ModelInfo &m = c.plan->model;
+  AttentionShape s;
+  s.heads = m.heads;
+  s.kvHeads = m.kvHeads;
+  s.headDim = m.headDim;
+  s.group = m.heads / m.kvHeads;
+  s.q = m.heads * m.headDim;
+  s.kv = m.kvHeads * m.headDim;
+  s.maxContext = m.maxContext;
+  s.chunk = t.aux[1] & 0xffff;
+  s.chunks = t.aux[1] >> 16;
+  s.statsAt = uint64_t(s.heads) * s.maxContext;
+  s.partialsAt = s.statsAt + uint64_t(s.chunks) * s.heads * 2;
+  return s;
+}
+
+/// This step's key for kv head g, rotated and rounded to bf16 (as the cache
+/// stores it), returned as floats.
+std::vector<float> currentKey(const TaskContext &c, const TaskRecord &t, const AttentionShape &s,
+                              const float *invFreq) {
+  const float *qkv = arenaF32(c, t.in[0]);
+  uint32_t g = t.aux[0];
+  std::vector<float> k(qkv + s.q + g * s.headDim, qkv + s.q + (g + 1) * s.headDim);
+  rope(invFreq, c.pos, k.data(), s.headDim);
+  for (float &x : k)
+    x = bf16ToFloat(floatToBf16(x));
+  return k;
+}
+
+/// Score of rotated query `q` against the key at position j.
+float score(const TaskContext &c, const TaskRecord &t, const AttentionShape &s, const float *q,
+            const std::vector<float> &kNow, int32_t j, float scale) {
+  if (j == c.pos)
+    return scale * dotF32(q, kNow.data(), s.headDim);
+  const uint16_t *k = arenaBf16(c, t.in[1]) + uint64_t(j) * s.kv + t.aux[0] * s.headDim;
+  return scale * dotBf16(k, q, s.headDim);
+}
+
+/// out[:] = sum over j in [jb, je) of weight_j * V[j] (head g), weights given.
+void weightedValues(const TaskContext &c, const TaskRecord &t, const AttentionShape &s,
+                    const float *weights, int32_t jb, int32_t je, float *out) {
+  std::fill(out, out + s.headDim, 0.0f);
+  const uint16_t *v = arenaBf16(c, t.in[2]) + t.aux[0] * s.headDim;
+  for (int32_t j = jb; j < je; ++j) {
+    const uint16_t *row = v + uint64_t(j) * s.kv;
+    float w = weights[j - jb];
+    for (uint32_t i = 0; i < s.headDim; ++i)
+      out[i] += w * bf16ToFloat(row[i]);
+  }
+}
+
+} // namespace
+
+void cpu::runEmbed(const TaskContext &c, const TaskRecord &t) {
+  int32_t token = reinterpret_cast<const int32_t *>(c.arena + t.in[0])[t.worker];
+  const uint16_t *row = weightsAt(c, t.weight) + uint64_t(token) * t.aux[0];
+  float *x = arenaF32(c, t.out[0]);
+  for (uint32_t h = t.rowBegin; h < t.rowEnd; ++h)
+    x[h] = bf16ToFloat(row[h]);
+}
+
+namespace {
+/// The Gemv input: one vector, or the sum of the attention chunks' partials.
+void gemvInput(const TaskContext &c, const TaskRecord &t, std::vector<float> &x) {
+  uint32_t k = t.aux[0];
+  const float *in = arenaF32(c, t.in[0]);
+  if (!(t.flags & plan::kFlagMergeChunks)) {
+    normalizeInput(c, t, in, k, x);
+    return;
+  }
+  uint32_t chunks = c.longMode ? t.aux[1] : 1;
+  std::vector<float> sum(in, in + k);
+  for (uint32_t ch = 1; ch < chunks; ++ch)
+    for (uint32_t i = 0; i < k; ++i)
+      sum[i] += in[uint64_t(ch) * k + i];
+  normalizeInput(c, t, sum.data(), k, x);
+}
+} // namespace
+
+void cpu::runGemv(const TaskContext &c, const TaskRecord &t) {
+  std::vector<float> x;
+  gemvInput(c, t, x);
+  uint32_t k = t.aux[0];
+  const uint16_t *w = weightsAt(c, t.weight);
+  float *y = arenaF32(c, t.out[0]);
+  const float *residual = (t.flags & plan::kFlagResidual) ? arenaF32(c, t.in[1]) : nullptr;
+  for (uint32_t i = t.rowBegin; i < t.rowEnd; ++i) {
+    float v = dotBf16(w + uint64_t(i - t.rowBegin) * k, x.data(), k);
+    if (residual)
+      v = residual[i] + v;
+    y[i] = v;
+    if ((t.flags & plan::kFlagVCache) && i >= t.aux[1]) {
+      uint32_t kv = c.plan->model.kvHeads * c.plan->model.headDim;
+      arenaBf16(c, t.out[1])[uint64_t(c.pos) * kv + (i - t.aux[1])] = floatToBf16(v);
+    }
+  }
+}
+
+void cpu::runLmHead(const TaskContext &c, const TaskRecord &t) {
+  std::vector<float> x;
+  normalizeInput(c, t, arenaF32(c, t.in[0]), t.aux[0], x);
+  uint32_t k = t.aux[0];
+  const uint16_t *w = weightsAt(c, t.weight);
+  float *logits = arenaF32(c, t.out[0]);
+  plan::Candidate best{-INFINITY, static_cast<int32_t>(t.rowBegin)};
+  bool nonFinite = false;
+  for (uint32_t i = t.rowBegin; i < t.rowEnd; ++i) {
+    float v = dotBf16(w + uint64_t(i - t.rowBegin) * k, x.data(), k);
+    logits[i] = v;
+    if (!std::isfinite(v)) {
+      if (!nonFinite)
+        best = {NAN, static_cast<int32_t>(i)};
+      nonFinite = true;
+    } else if (!nonFinite && v > best.value) {
+      best = {v, static_cast<int32_t>(i)};
+    }
+  }
+  reinterpret_cast<plan::Candidate *>(c.arena + t.out[1])[t.aux[1]] = best;
+}
+
+void cpu::runAttentionScores(const TaskContext &c, const TaskRecord &t) {
+  AttentionShape s = attentionShape(c, t);
+  const float *params = &c.plan->params[t.param];
+  float scale = params[0];
+  const float *invFreq = params + 1;
+  int32_t ctx = c.pos + 1;
+  if (!c.longMode && s.chunk != 0)
+    return;
+
+  std::vector<float> kNow = currentKey(c, t, s, invFreq);
+  if (s.chunk == 0) {
+    uint16_t *cacheRow = arenaBf16(c, t.out[1]) + uint64_t(c.pos) * s.kv + t.aux[0] * s.headDim;
+    for (uint32_t i = 0; i < s.headDim; ++i)
+      cacheRow[i] = floatToBf16(kNow[i]);
+  }
+  int32_t jb = c.longMode ? int32_t(int64_t(s.chunk) * ctx / s.chunks) : 0;
+  int32_t je = c.longMode ? int32_t(int64_t(s.chunk + 1) * ctx / s.chunks) : ctx;
+  float *ws = arenaF32(c, t.out[0]);
+  const float *qkv = arenaF32(c, t.in[0]);
+  std::vector<float> q(s.headDim), weights(je - jb);
+  for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {
+    std::copy(qkv + h * s.headDim, qkv + (h + 1) * s.headDim, q.begin());
+    rope(invFreq, c.pos, q.data(), s.headDim);
+    float *scores = ws + uint64_t(h) * s.maxContext;
+    float m = -INFINITY;
+    for (int32_t j = jb; j < je; ++j) {
+      scores[j] = score(c, t, s, q.data(), kNow, j, scale);
+      m = std::max(m, scores[j]);
+    }
+    float l = 0;
+    for (int32_t j = jb; j < je; ++j)
+      l += std::exp(scores[j] - m);
+    if (c.longMode) {
+      ws[s.statsAt + (uint64_t(s.chunk) * s.heads + h) * 2] = m;
+      ws[s.statsAt + (uint64_t(s.chunk) * s.heads + h) * 2 + 1] = l;
+      continue;
+    }
+    // Short mode: the whole attention of this head, here.
+    for (int32_t j = jb; j < je; ++j)
+      weights[j - jb] = std::exp(scores[j] - m) / l;
+    weightedValues(c, t, s, weights.data(), jb, je, ws + s.partialsAt + uint64_t(h) * s.headDim);
+  }
+}
+
+void cpu::runAttentionValues(const TaskContext &c, const TaskRecord &t) {
+  if (!c.longMode)
+    return;
+  AttentionShape s = attentionShape(c, t);
+  int32_t ctx = c.pos + 1;
+  int32_t jb = int32_t(int64_t(s.chunk) * ctx / s.chunks);
+  int32_t je = int32_t(int64_t(s.chunk + 1) * ctx / s.chunks);
+  float *ws = arenaF32(c, t.out[0]);
+  std::vector<float> weights(je - jb);
+  for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {
+    float m = -INFINITY;
+    for (uint32_t ch = 0; ch < s.chunks; ++ch)
+      m = std::max(m, ws[s.statsAt + (uint64_t(ch) * s.heads + h) * 2]);
+    float l = 0;
+    for (uint32_t ch = 0; ch < s.chunks; ++ch) {
+      const float *st = ws + s.statsAt + (uint64_t(ch) * s.heads + h) * 2;
+      l += st[1] * std::exp(st[0] - m);
+    }
+    const float *scores = ws + uint64_t(h) * s.maxContext;
+    for (int32_t j = jb; j < je; ++j)
+      weights[j - jb] = std::exp(scores[j] - m) / l;
+    weightedValues(c, t, s, weights.data(), jb, je,
+                   ws + s.partialsAt + (uint64_t(s.chunk) * s.heads + h) * s.headDim);
+  }
+}
+
+void cpu::runFfnPartial(const TaskContext &c, const TaskRecord &t) {
+  uint32_t h = t.aux[0], n = t.rowEnd - t.rowBegin;
+  std::vector<float> x;
+  normalizeInput(c, t, arenaF32(c, t.in[0]), h, x);
+  const uint16_t *gate = weightsAt(c, t.weight);
+  const uint16_t *up = gate + uint64_t(n) * h;
+  const uint16_t *down = up + uint64_t(n) * h;
+  float *out = arenaF32(c, t.out[0]) + uint64_t(t.aux[1]) * h;
+  std::fill(out, out + h, 0.0f);
+  for (uint32_t u = 0; u < n; ++u) {
+    float act = silu(dotBf16(gate + uint64_t(u) * h, x.data(), h)) *
+                dotBf16(up + uint64_t(u) * h, x.data(), h);
+    const uint16_t *row = down + uint64_t(u) * h;
+    for (uint32_t j = 0; j < h; ++j)
+      out[j] += act * bf16ToFloat(row[j]);
+  }
+}
+
+void cpu::runReduceResidual(const TaskContext &c, const TaskRecord &t) {
+  uint32_t h = t.aux[0], parts = t.aux[1];
+  const float *partials = arenaF32(c, t.in[0]);
+  const float *residual = arenaF32(c, t.in[1]);
+  float *x = arenaF32(c, t.out[0]);
+  for (uint32_t r = t.rowBegin; r < t.rowEnd; ++r) {
+    float sum = 0;
+    for (uint32_t p = 0; p < parts; ++p)
+      sum += partials[uint64_t(p) * h + r];
+    x[r] = residual[r] + sum;
+  }
+}

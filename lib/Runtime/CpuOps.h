@@ -1,0 +1,37 @@
+//===- CpuOps.h - The opcodes' arithmetic on the CPU ------------*- C++ -*-===//
+//
+// One function per opcode family, each executing one task exactly as
+// TaskRecord.h specifies. Reductions run in a fixed order (dot products in
+// eight lanes combined pairwise, sums over chunks and partials in index order),
+// so a task's result does not depend on anything but its inputs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_LIB_RUNTIME_CPUOPS_H
+#define TI_LIB_RUNTIME_CPUOPS_H
+
+#include "ti/Plan/Plan.h"
+
+#include <cstdint>
+
+namespace ti::cpu {
+
+/// What a task needs besides its record: where things are, and the step.
+struct TaskContext {
+  const plan::Plan *plan;
+  const uint8_t *weights; // The weights data section.
+  uint8_t *arena;
+  int32_t pos;            // The step's position.
+  bool longMode;          // ctx > the plan's split context.
+};
+
+void runEmbed(const TaskContext &c, const plan::TaskRecord &t);
+void runGemv(const TaskContext &c, const plan::TaskRecord &t);
+void runLmHead(const TaskContext &c, const plan::TaskRecord &t);
+void runAttentionScores(const TaskContext &c, const plan::TaskRecord &t);
+void runAttentionValues(const TaskContext &c, const plan::TaskRecord &t);
+void runFfnPartial(const TaskContext &c, const plan::TaskRecord &t);
+void runReduceResidual(const TaskContext &c, const plan::TaskRecord &t);
+
+} // namespace ti::cpu
+
+#endif // TI_LIB_RUNTIME_CPUOPS_H

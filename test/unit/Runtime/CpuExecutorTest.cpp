@@ -1,0 +1,261 @@
+//===- CpuExecutorTest.cpp - The CPU executor against the naive reference -===//
+//
+// The whole pipeline on the tiny model: tic compiles the graph (with a small
+// attention split context, so a 64-step run uses both attention forms),
+// packWeights writes random weights, the CPU executor runs the plan; the
+// independent reference (test/reference, written from the model's math)
+// computes the same steps from the same checkpoint values. Logits must agree
+// to float32 accuracy at every step and the greedy tokens must be the same.
+//
+//===----------------------------------------------------------------------===//
+#include "NaiveLlama.h"
+
+#include "ti/Plan/PlanFile.h"
+#include "ti/Runtime/Bf16.h"
+#include "ti/Runtime/CpuExecutor.h"
+#include "ti/Runtime/Generate.h"
+#include "ti/Runtime/Packer.h"
+#include "ti/Runtime/RandomWeights.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
+using namespace ti;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t kSeed = 11;
+
+/// tiny.graph's hyper-parameters, as the reference wants them.
+reference::LlamaConfig tinyConfig() {
+  reference::LlamaConfig c;
+  c.vocab = 320;
+  c.hidden = 64;
+  c.ffn = 160;
+  c.layers = 3;
+  c.heads = 4;
+  c.kvHeads = 2;
+  c.headDim = 16;
+  c.rmsEps = 1e-5;
+  c.ropeTheta = 10000.0;
+  c.llama3Scaling = true;
+  c.ropeFactor = 8.0;
+  c.lowFreqFactor = 1.0;
+  c.highFreqFactor = 4.0;
+  c.originalContext = 64;
+  c.tiedEmbeddings = true;
+  return c;
+}
+
+/// The checkpoint's values: what `tipack --random` packs, as bf16.
+std::vector<float> randomTensor(const std::string &name, size_t elements, unsigned rank) {
+  std::vector<float> v(elements);
+  randomWeights(kSeed, name, rank, 0, elements, v.data());
+  for (float &x : v)
+    x = bf16ToFloat(floatToBf16(x));
+  return v;
+}
+
+reference::WeightFn tinyWeights() {
+  const reference::LlamaConfig c = tinyConfig();
+  return [c](const std::string &name) {
+    auto has = [&](const char *s) { return name.find(s) != std::string::npos; };
+    size_t h = c.hidden, q = c.heads * c.headDim, kv = c.kvHeads * c.headDim, f = c.ffn;
+    if (name == "model.embed_tokens.weight")
+      return randomTensor(name, size_t(c.vocab) * h, 2);
+    if (has("layernorm") || name == "model.norm.weight")
+      return randomTensor(name, h, 1);
+    if (has("q_proj")) return randomTensor(name, q * h, 2);
+    if (has("k_proj") || has("v_proj")) return randomTensor(name, kv * h, 2);
+    if (has("o_proj")) return randomTensor(name, h * q, 2);
+    if (has("gate_proj") || has("up_proj") || has("down_proj")) return randomTensor(name, f * h, 2);
+    ADD_FAILURE() << "unexpected tensor " << name;
+    return std::vector<float>();
+  };
+}
+
+class CpuExecutorTest : public ::testing::Test {
+protected:
+  /// Compiles tiny.graph with `extra` tic options and packs random weights.
+  std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &extra) {
+    fs::path dir = fs::temp_directory_path() /
+                   ("ti-cpu-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(dir);
+    dirs.push_back(dir);
+    std::string plan = (dir / "plan.fb").string(), weights = (dir / "weights.bin").string();
+    std::string cmd = std::string(TI_TOOLS_DIR) + "/tic " + TI_SOURCE_DIR +
+                      "/models/tiny.graph " + extra + " -o " + plan;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    auto p = plan::readPlanFile(plan);
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    PackOptions opts;
+    opts.random = true;
+    opts.seed = kSeed;
+    Status packed = packWeights(*p, opts, weights, nullptr);
+    EXPECT_TRUE(packed.ok()) << packed.message();
+    auto lp = loadPlan(plan, weights);
+    EXPECT_TRUE(lp.ok()) << lp.status().message();
+    return lp.ok() ? *lp : nullptr;
+  }
+
+  void TearDown() override {
+    for (const fs::path &d : dirs)
+      fs::remove_all(d);
+  }
+
+  std::vector<fs::path> dirs;
+  int counter = 0;
+};
+
+/// One step at `pos` feeding `token`; returns the executor's logits.
+std::vector<float> stepOnce(CpuExecutor &exe, const LoadedPlan &lp, int32_t pos, int32_t token) {
+  LaunchArgs a;
+  a.startPos = pos;
+  a.promptLen = 1;
+  a.maxSteps = 1;
+  a.prompt[0] = token;
+  auto state = exe.launch(a);
+  EXPECT_TRUE(state.ok()) << state.status().message();
+  EXPECT_EQ(state->steps, 1);
+  return std::vector<float>(exe.logits(), exe.logits() + lp.plan.model.vocab);
+}
+
+/// Runs 64 greedy steps from the bos token, comparing every step's logits with
+/// the reference; returns the tokens.
+std::vector<int32_t> compareWithReference(const LoadedPlan &lp, unsigned threads) {
+  CpuExecutor exe(std::shared_ptr<const LoadedPlan>(&lp, [](const LoadedPlan *) {}), threads);
+  reference::NaiveLlama ref(tinyConfig(), tinyWeights());
+  std::vector<int32_t> tokens;
+  int32_t token = lp.plan.model.bos;
+  double worst = 0;
+  for (int32_t pos = 0; pos < 64; ++pos) {
+    std::vector<float> got = stepOnce(exe, lp, pos, token);
+    std::vector<double> want = ref.step(token);
+    double scale = 0, err = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      scale = std::max(scale, std::abs(want[i]));
+      err = std::max(err, std::abs(double(got[i]) - want[i]));
+    }
+    worst = std::max(worst, err / scale);
+    EXPECT_LE(err, 1e-4 * scale) << "step " << pos << " (context " << pos + 1 << ")";
+    int32_t mine = static_cast<int32_t>(std::max_element(got.begin(), got.end()) - got.begin());
+    EXPECT_EQ(mine, reference::NaiveLlama::argmax(want)) << "step " << pos;
+    tokens.push_back(mine);
+    token = mine;
+  }
+  ::testing::Test::RecordProperty("max_relative_logit_error", std::to_string(worst));
+  return tokens;
+}
+
+TEST_F(CpuExecutorTest, MatchesTheReferenceAcrossTheAttentionSplit_Rtx3050) {
+  // Split at 16: steps 0-15 run attention in one pass, 16-63 in 10 chunks.
+  auto lp = compileAndPack("--target rtx3050 --attention-split-context 16");
+  ASSERT_TRUE(lp);
+  ASSERT_EQ(lp->plan.attention.chunks, 10u);
+  compareWithReference(*lp, 2);
+}
+
+TEST_F(CpuExecutorTest, MatchesTheReferenceAcrossTheAttentionSplit_H200) {
+  auto lp = compileAndPack("--target h200 --attention-split-context 16");
+  ASSERT_TRUE(lp);
+  ASSERT_EQ(lp->plan.attention.chunks, 16u);
+  compareWithReference(*lp, 3);
+}
+
+TEST_F(CpuExecutorTest, OneLaunchGeneratesWhatSingleStepsDo) {
+  auto lp = compileAndPack("--target rtx3050 --attention-split-context 16");
+  ASSERT_TRUE(lp);
+  std::vector<int32_t> stepwise = compareWithReference(*lp, 2);
+
+  CpuExecutor exe(lp, 2);
+  auto result = generate(
+      lp->plan, [&](const LaunchArgs &a) { return exe.launch(a); }, {lp->plan.model.bos}, 64);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  // The tiny model's eos (token 2) may end the run early; what ran must agree.
+  ASSERT_FALSE(result->tokens.empty());
+  EXPECT_TRUE(std::equal(result->tokens.begin(), result->tokens.end(), stepwise.begin()));
+  if (result->stop != GenerateResult::Stop::EndOfSequence) {
+    EXPECT_EQ(result->tokens.size(), 64u);
+  }
+}
+
+TEST_F(CpuExecutorTest, ResultsDoNotDependOnThreadsOrRuns) {
+  auto lp = compileAndPack("--target rtx3050 --attention-split-context 16");
+  ASSERT_TRUE(lp);
+  auto logitsAfter = [&](unsigned threads) {
+    CpuExecutor exe(lp, threads);
+    std::vector<float> last;
+    int32_t token = lp->plan.model.bos;
+    for (int32_t pos = 0; pos < 24; ++pos) {
+      last = stepOnce(exe, *lp, pos, token);
+      token = static_cast<int32_t>(std::max_element(last.begin(), last.end()) - last.begin());
+    }
+    return last;
+  };
+  std::vector<float> one = logitsAfter(1), four = logitsAfter(4), again = logitsAfter(4);
+  EXPECT_EQ(0, std::memcmp(one.data(), four.data(), one.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(four.data(), again.data(), four.size() * sizeof(float)));
+}
+
+TEST_F(CpuExecutorTest, PromptsLongerThanOneLaunchAreFedInPieces) {
+  auto lp = compileAndPack("--target rtx3050 --attention-split-context 16");
+  ASSERT_TRUE(lp);
+  // 100 prompt tokens: one prompt-only launch of 64, then 36 + generation.
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 100; ++i)
+    prompt.push_back(3 + (i * 37) % 300);
+  CpuExecutor exe(lp, 2);
+  auto result = generate(
+      lp->plan, [&](const LaunchArgs &a) { return exe.launch(a); }, prompt, 5);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+
+  reference::NaiveLlama ref(tinyConfig(), tinyWeights());
+  std::vector<double> logits;
+  for (int32_t t : prompt)
+    logits = ref.step(t);
+  ASSERT_FALSE(result->tokens.empty());
+  EXPECT_EQ(result->tokens[0], reference::NaiveLlama::argmax(logits));
+}
+
+TEST_F(CpuExecutorTest, BadPromptsAreRefused) {
+  auto lp = compileAndPack("--target rtx3050");
+  ASSERT_TRUE(lp);
+  CpuExecutor exe(lp, 1);
+  auto launch = [&](const LaunchArgs &a) { return exe.launch(a); };
+  auto empty = generate(lp->plan, launch, {}, 4);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message(), "the prompt is empty: give at least one token");
+  auto outside = generate(lp->plan, launch, {1, 320}, 4);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.status().message(),
+            "prompt token 1 is 320, outside the vocabulary of 320");
+  auto tooLong = generate(lp->plan, launch, std::vector<int32_t>(513, 5), 4);
+  ASSERT_FALSE(tooLong.ok());
+  EXPECT_EQ(tooLong.status().message(),
+            "the prompt has 513 tokens but the plan holds at most 512 positions");
+}
+
+TEST_F(CpuExecutorTest, GenerationStopsAtTheEndOfTheContext) {
+  // A 24-position plan: 20 prompt tokens leave room for 5 predictions.
+  auto lp = compileAndPack("--target rtx3050 --max-context 24 --attention-split-context 8");
+  ASSERT_TRUE(lp);
+  CpuExecutor exe(lp, 2);
+  std::vector<int32_t> prompt(20, 7);
+  auto result = generate(
+      lp->plan, [&](const LaunchArgs &a) { return exe.launch(a); }, prompt, 50);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  if (result->stop != GenerateResult::Stop::EndOfSequence) {
+    EXPECT_EQ(result->stop, GenerateResult::Stop::Context);
+    EXPECT_EQ(result->tokens.size(), 5u);
+    EXPECT_EQ(result->positions, 24);
+  }
+}
+
+} // namespace

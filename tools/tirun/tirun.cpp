@@ -1,0 +1,112 @@
+//===- tirun.cpp - Runs a plan: validate, load, decode ----------------------===//
+//
+//   tirun plan.fb weights.bin --prompt-tokens 128000,791,6864 -n 32
+//   tirun plan.fb weights.bin --backend cpu --threads 2
+//
+// Loads and checks the plan and its weights (nothing runs on a bad input),
+// decodes greedily, prints the generated token ids on standard output and the
+// timing on standard error. Exit status 0 or 1.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Runtime/CpuExecutor.h"
+#include "ti/Runtime/Generate.h"
+#include "ti/Runtime/LoadedPlan.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "tirun: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// "1,2,3" -> {1, 2, 3}; one clear line for anything else.
+ti::StatusOr<std::vector<int32_t>> parseTokens(const std::string &text) {
+  std::vector<int32_t> tokens;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || v < INT32_MIN || v > INT32_MAX)
+      return ti::Status::error("--prompt-tokens: '" + item + "' is not a token id");
+    tokens.push_back(static_cast<int32_t>(v));
+  }
+  return tokens;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"tirun: runs a decode plan"};
+  std::string planPath, weightsPath, promptText, backend = "auto";
+  int32_t count = 16;
+  unsigned threads = 0;
+  app.add_option("plan", planPath, "the plan (plan.fb, from tic)")->required();
+  app.add_option("weights", weightsPath, "the packed weights (weights.bin, from tipack)")->required();
+  app.add_option("--prompt-tokens", promptText, "the prompt as token ids: 128000,791,6864");
+  app.add_option("-n,--tokens", count, "tokens to generate at most (default 16)");
+  app.add_option("--backend", backend, "cpu, cuda, or auto (the GPU when there is one)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--threads", threads, "CPU backend: threads (default: all)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    app.exit(e);
+    return 0;
+  } catch (const CLI::ParseError &e) {
+    return fail(e.what());
+  }
+
+  auto loaded = ti::loadPlan(planPath, weightsPath);
+  if (!loaded)
+    return fail(loaded.status().message());
+  const ti::plan::Plan &plan = (*loaded)->plan;
+
+  std::vector<int32_t> prompt;
+  if (promptText.empty()) {
+    if (plan.model.bos < 0)
+      return fail("the plan's model has no bos token: give --prompt-tokens");
+    prompt = {plan.model.bos};
+  } else {
+    auto parsed = parseTokens(promptText);
+    if (!parsed)
+      return fail(parsed.status().message());
+    prompt = *parsed;
+  }
+  if (ti::Status s = ti::checkPrompt(prompt, plan); !s.ok())
+    return fail(s.message());
+  if (count < 0)
+    return fail("-n must not be negative");
+
+  if (backend == "cuda")
+    return fail("this build of tirun has no CUDA backend yet");
+  ti::CpuExecutor cpu(*loaded, threads);
+  auto result = ti::generate(
+      plan, [&](const ti::LaunchArgs &a) { return cpu.launch(a); }, prompt, count);
+  if (!result)
+    return fail(result.status().message());
+
+  std::ostringstream out;
+  for (size_t i = 0; i < result->tokens.size(); ++i)
+    out << (i ? " " : "") << result->tokens[i];
+  std::cout << out.str() << "\n";
+  // A step is one token through the model: the time per token.
+  double perStep = result->decodeSteps ? result->decodeSeconds / result->decodeSteps : 0;
+  std::fprintf(stderr,
+               "tirun: cpu: %zu prompt tokens, %zu generated (stop: %s) in %d launches; "
+               "%d steps in %.3f s: %.2f ms per token\n",
+               prompt.size(), result->tokens.size(), ti::stopReason(result->stop),
+               result->launches, result->decodeSteps, result->decodeSeconds, 1e3 * perStep);
+  return result->stop == ti::GenerateResult::Stop::Error ? 1 : 0;
+}
