@@ -310,7 +310,15 @@ void Verifier::checkWeights() {
               ") is not a block of its " + num(shape.size()) + "-D shape");
         continue;
       }
-      elements += s.elements();
+      // A hostile plan must not make the sum wrap around to a matching size.
+      uint64_t segmentElements, bytes2;
+      if (__builtin_mul_overflow(s.rowEnd - s.rowBegin, s.colEnd - s.colBegin, &segmentElements) ||
+          __builtin_add_overflow(elements, segmentElements, &elements) ||
+          __builtin_mul_overflow(elements, uint64_t(2), &bytes2)) {
+        error(who + " segments hold more elements than fit in 64 bits");
+        elements = UINT64_MAX / 2;
+        break;
+      }
     }
     if (t.bytes != 2 * elements)
       error(who + " has " + num(t.bytes) + " bytes, its segments hold " + num(elements) +
