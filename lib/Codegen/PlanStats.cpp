@@ -23,7 +23,9 @@ std::string thousands(uint64_t n) {
 }
 
 std::string signedThousands(int64_t n) {
-  return (n < 0 ? "-" : "+") + thousands(n < 0 ? -n : n);
+  std::string out(1, n < 0 ? '-' : '+');
+  out += thousands(n < 0 ? -n : n);
+  return out;
 }
 
 bool streamsMatrix(uint16_t opcode) {

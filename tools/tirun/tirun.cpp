@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
   std::ostringstream out;
   for (size_t i = 0; i < result->tokens.size(); ++i)
     out << (i ? " " : "") << result->tokens[i];
-  std::cout << out.str() << "\n";
+  std::cout << out.str() << std::endl; // Before the timing line on stderr.
   // A step is one token through the model: the time per token.
   double perStep = result->decodeSteps ? result->decodeSeconds / result->decodeSteps : 0;
   std::fprintf(stderr,
