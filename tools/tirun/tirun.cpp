@@ -9,6 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Runtime/CpuExecutor.h"
+#ifdef TI_HAVE_CUDA
+#include "ti/Runtime/CudaExecutor.h"
+#endif
 #include "ti/Runtime/Generate.h"
 #include "ti/Runtime/LoadedPlan.h"
 
@@ -89,11 +92,29 @@ int main(int argc, char **argv) {
   if (count < 0)
     return fail("-n must not be negative");
 
+  // The backend: the GPU when asked for, or when there is one and auto.
+  ti::LaunchFn launch;
+  std::unique_ptr<ti::CpuExecutor> cpu;
+  const char *used = "cpu";
+#ifdef TI_HAVE_CUDA
+  std::unique_ptr<ti::CudaExecutor> gpu;
+  if (backend == "cuda" || (backend == "auto" && ti::CudaExecutor::deviceCount() > 0)) {
+    auto created = ti::CudaExecutor::create(*loaded);
+    if (!created)
+      return fail(created.status().message());
+    gpu = std::move(*created);
+    launch = [&](const ti::LaunchArgs &a) { return gpu->launch(a); };
+    used = "cuda";
+  }
+#else
   if (backend == "cuda")
-    return fail("this build of tirun has no CUDA backend yet");
-  ti::CpuExecutor cpu(*loaded, threads);
-  auto result = ti::generate(
-      plan, [&](const ti::LaunchArgs &a) { return cpu.launch(a); }, prompt, count);
+    return fail("this tirun was built without CUDA (configure with -DTI_ENABLE_CUDA=ON)");
+#endif
+  if (!launch) {
+    cpu = std::make_unique<ti::CpuExecutor>(*loaded, threads);
+    launch = [&](const ti::LaunchArgs &a) { return cpu->launch(a); };
+  }
+  auto result = ti::generate(plan, launch, prompt, count);
   if (!result)
     return fail(result.status().message());
 
@@ -104,9 +125,9 @@ int main(int argc, char **argv) {
   // A step is one token through the model: the time per token.
   double perStep = result->decodeSteps ? result->decodeSeconds / result->decodeSteps : 0;
   std::fprintf(stderr,
-               "tirun: cpu: %zu prompt tokens, %zu generated (stop: %s) in %d launches; "
+               "tirun: %s: %zu prompt tokens, %zu generated (stop: %s) in %d launches; "
                "%d steps in %.3f s: %.2f ms per token\n",
-               prompt.size(), result->tokens.size(), ti::stopReason(result->stop),
+               used, prompt.size(), result->tokens.size(), ti::stopReason(result->stop),
                result->launches, result->decodeSteps, result->decodeSeconds, 1e3 * perStep);
   return result->stop == ti::GenerateResult::Stop::Error ? 1 : 0;
 }

@@ -1,0 +1,131 @@
+//===- Config.cuh - The CUDA worker's constants and shared memory -*- CUDA -*-===//
+//
+// Every tuning constant of the worker, with the static_asserts that keep them
+// consistent, and the layout of the worker's dynamic shared memory. The layout
+// functions are __host__ __device__: the executor sizes the launch's dynamic
+// shared memory with exactly the arithmetic the ops use to carve it.
+//
+// Shared memory of one worker:
+//   static   the block reductions' per-warp slots, the step's token (Worker.cu,
+//            ops/Common.cuh): kStaticSharedBytes at most;
+//   dynamic  one float array, reused by every task (a block barrier separates
+//            tasks). Per opcode, in floats, each region 16-byte aligned:
+//              Gemv             x'[K]
+//              LmHead           x'[K], reused for the warps' best rows
+//              FfnPartial       x'[H] | act[n] | down partials[G][H] (G > 1)
+//              Attention*       q'[G*D] | k'[D] | value partials[kWarps][D]
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_LIB_RUNTIME_CUDA_CONFIG_CUH
+#define TI_LIB_RUNTIME_CUDA_CONFIG_CUH
+
+#include "ti/Plan/TaskRecord.h"
+
+#include <cstdint>
+
+namespace ti::cuda {
+
+#ifdef __CUDACC__
+#define TI_CUDA_HD __host__ __device__
+#else
+#define TI_CUDA_HD
+#endif
+
+/// Threads of a worker (one block per SM). The kernel is compiled for exactly
+/// this many: __launch_bounds__(kThreads, 1) caps it at 64 registers.
+constexpr uint32_t kThreads = 1024;
+constexpr uint32_t kWarpSize = 32;
+constexpr uint32_t kWarps = kThreads / kWarpSize;
+/// bf16 elements in one 16-byte weight load.
+constexpr uint32_t kVector = 8;
+/// Independent 16-byte loads a lane issues before using the first (GEMV rows).
+constexpr uint32_t kLoadsInFlight = 2;
+/// Static shared memory the worker may use besides the dynamic array.
+constexpr uint32_t kStaticSharedBytes = 1024;
+/// The smallest opt-in shared memory per block of the supported GPUs (sm_86:
+/// 99 KiB); larger needs are checked at run time against the device.
+constexpr uint32_t kPortableSharedBytes = 99 * 1024;
+/// Registers per thread that let one kThreads block fill an SM's 64K registers.
+constexpr uint32_t kMaxRegisters = 65536 / kThreads;
+
+static_assert(kThreads % kWarpSize == 0, "a worker is whole warps");
+static_assert(kWarps <= kWarpSize, "block reductions combine the warps' slots in one warp");
+static_assert(kThreads <= 1024, "CUDA blocks have at most 1024 threads");
+static_assert(kMaxRegisters == 64, "the plans' targets assume 64 registers per thread");
+static_assert((kLoadsInFlight & (kLoadsInFlight - 1)) == 0, "loads in flight: a power of two");
+
+/// Rounds a float count up to a 16-byte boundary.
+TI_CUDA_HD constexpr uint32_t alignFloats(uint32_t n) { return (n + 3u) & ~3u; }
+
+/// The model sizes the ops need (a copy of the plan's ModelInfo numbers).
+struct ModelDims {
+  uint32_t hidden, vocab, heads, kvHeads, headDim, maxContext;
+  TI_CUDA_HD constexpr uint32_t group() const { return heads / kvHeads; }
+  TI_CUDA_HD constexpr uint32_t qRows() const { return heads * headDim; }
+  TI_CUDA_HD constexpr uint32_t kvRows() const { return kvHeads * headDim; }
+};
+
+/// FfnPartial's down projection: `groups` sets of threads each sum every
+/// groups-th unit into 8 columns per thread, then the sets are added in order.
+struct FfnLayout {
+  uint32_t hidden, units, vectors, groups;
+  uint32_t xAt, actAt, partialsAt, floats;
+};
+TI_CUDA_HD constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units) {
+  FfnLayout l{};
+  l.hidden = hidden;
+  l.units = units;
+  l.vectors = hidden / kVector;
+  l.groups = l.vectors >= kThreads ? 1u : kThreads / l.vectors;
+  l.xAt = 0;
+  l.actAt = alignFloats(hidden);
+  l.partialsAt = l.actAt + alignFloats(units);
+  l.floats = l.partialsAt + (l.groups > 1 ? l.groups * hidden : 0u);
+  return l;
+}
+
+/// The attention ops' regions: rotated queries of the group, the current key,
+/// and the per-warp partial sums of the weighted values.
+struct AttentionLayout {
+  uint32_t qAt, kAt, partialsAt, floats;
+};
+TI_CUDA_HD constexpr AttentionLayout attentionLayout(const ModelDims &m) {
+  AttentionLayout l{};
+  l.qAt = 0;
+  l.kAt = alignFloats(m.group() * m.headDim);
+  l.partialsAt = l.kAt + alignFloats(m.headDim);
+  l.floats = l.partialsAt + kWarps * m.headDim;
+  return l;
+}
+
+// The budget holds the largest tasks of Llama 3.1 8B (hidden 4096, head_dim
+// 128, 4 query heads per kv head) with up to 1024 FFN units per task (20
+// workers: 717) on the smallest supported GPU.
+static_assert(sizeof(float) * ffnLayout(4096, 1024).floats + kStaticSharedBytes <=
+                  kPortableSharedBytes,
+              "an 8B model's FFN task fits an sm_86 worker's shared memory");
+static_assert(sizeof(float) * attentionLayout(ModelDims{4096, 128256, 32, 8, 128, 8192}).floats +
+                      kStaticSharedBytes <=
+                  kPortableSharedBytes,
+              "an 8B model's attention task fits an sm_86 worker's shared memory");
+
+/// Floats of dynamic shared memory one task needs.
+TI_CUDA_HD constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t, const ModelDims &m) {
+  switch (static_cast<plan::Opcode>(t.opcode)) {
+  case plan::Opcode::Gemv:
+    return alignFloats(t.aux[0]);
+  case plan::Opcode::LmHead: // x'[K], then the warps' best rows (3 words each).
+    return alignFloats(t.aux[0]) > 3 * kWarps ? alignFloats(t.aux[0]) : 3 * kWarps;
+  case plan::Opcode::FfnPartial:
+    return ffnLayout(t.aux[0], t.rowEnd - t.rowBegin).floats;
+  case plan::Opcode::AttentionScores:
+  case plan::Opcode::AttentionValues:
+    return attentionLayout(m).floats;
+  default:
+    return 0;
+  }
+}
+
+} // namespace ti::cuda
+
+#endif // TI_LIB_RUNTIME_CUDA_CONFIG_CUH

@@ -1,0 +1,416 @@
+//===- CudaExecutor.cu - Runs a plan on one NVIDIA GPU --------------------===//
+//
+// 1. create(): checks the device against the plan (GPU present, arch, SM count,
+//    cooperative launch, the kernel's support of the plan, shared memory,
+//    occupancy of one 1024-thread block per SM, fingerprint), then uploads the
+//    weights data (in chunks, from the mapping), the tasks, a CSR index of each
+//    worker's tasks, the waves' barrier kinds and the params, and zeroes the
+//    arena and the barrier counter.
+// 2. launch(): writes the prompt into the arena's prompt buffer, zeroes the
+//    StepState and the barrier counter, launches the worker cooperatively
+//    (grid = the plan's workers, block = kThreads) with the LaunchArgs by
+//    value, and reads the StepState back. All on one stream, one sync.
+//
+// Host code only; compiled by nvcc so that it shares Config.cuh's layout
+// arithmetic with the kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Runtime/CudaExecutor.h"
+
+#include "Config.cuh"
+#include "KernelArgs.h"
+#include "WorkerSourceHash.h"
+
+#include "ti/Runtime/CpuExecutor.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+using namespace ti;
+
+namespace {
+
+/// "file.cu:123: cudaMalloc(...): out of memory".
+Status cudaFailure(cudaError_t error, const char *expr, const char *file, int line) {
+  const char *base = std::strrchr(file, '/');
+  return Status::error(std::string(base ? base + 1 : file) + ":" + std::to_string(line) + ": " +
+                       expr + ": " + cudaGetErrorString(error));
+}
+
+} // namespace
+
+/// Evaluates a CUDA runtime call; on failure, returns the error as a Status
+/// from the enclosing function.
+#define TI_CUDA_CHECK(expr)                                                                 \
+  do {                                                                                      \
+    cudaError_t tiCudaError_ = (expr);                                                      \
+    if (tiCudaError_ != cudaSuccess)                                                        \
+      return cudaFailure(tiCudaError_, #expr, __FILE__, __LINE__);                          \
+  } while (0)
+
+namespace {
+
+uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+  const auto *p = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+template <typename T> uint64_t fnv1aValue(uint64_t h, T value) {
+  return fnv1a(h, &value, sizeof value);
+}
+
+std::string hex16(uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+std::string archOf(const cudaDeviceProp &p) {
+  return "sm_" + std::to_string(p.major * 10 + p.minor);
+}
+
+/// The dynamic shared memory the plan's tasks need, in bytes.
+size_t sharedBytesFor(const plan::Plan &p) {
+  const cuda::ModelDims m{p.model.hidden,  p.model.vocab,   p.model.heads,
+                          p.model.kvHeads, p.model.headDim, p.model.maxContext};
+  uint32_t floats = 4;
+  for (const plan::TaskRecord &t : p.tasks)
+    floats = std::max(floats, cuda::sharedFloatsFor(t, m));
+  return size_t(floats) * sizeof(float);
+}
+
+template <typename T> Status upload(T **device, const T *host, size_t count) {
+  size_t bytes = std::max<size_t>(count * sizeof(T), 16);
+  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(device), bytes));
+  if (count)
+    TI_CUDA_CHECK(cudaMemcpy(*device, host, count * sizeof(T), cudaMemcpyHostToDevice));
+  return Status();
+}
+
+} // namespace
+
+Status ti::checkKernelSupport(const plan::Plan &p) {
+  const plan::ModelInfo &m = p.model;
+  const uint32_t lanes = m.headDim / cuda::kVector;
+  if (m.headDim % cuda::kVector || lanes == 0 || lanes > cuda::kWarpSize || (lanes & (lanes - 1)))
+    return Status::error("head_dim " + std::to_string(m.headDim) +
+                         ": the CUDA worker needs 8, 16, 32, 64, 128 or 256");
+  if (m.hidden % cuda::kVector)
+    return Status::error("hidden " + std::to_string(m.hidden) +
+                         ": the CUDA worker needs a multiple of 8");
+  auto misaligned = [](uint64_t offset) { return offset != plan::kNone && offset % 16; };
+  for (size_t i = 0; i < p.tasks.size(); ++i) {
+    const plan::TaskRecord &t = p.tasks[i];
+    const char *op = plan::opcodeName(t.opcode);
+    std::string who = "task #" + std::to_string(i) + " (" + (op ? op : "?") + ")";
+    switch (static_cast<plan::Opcode>(t.opcode)) {
+    case plan::Opcode::Embed:
+      if (misaligned(t.weight))
+        return Status::error(who + ": its weight is not 16-byte aligned");
+      break;
+    case plan::Opcode::Gemv:
+    case plan::Opcode::LmHead:
+    case plan::Opcode::FfnPartial:
+      if (t.aux[0] % cuda::kVector)
+        return Status::error(who + ": " + std::to_string(t.aux[0]) +
+                             " columns; the CUDA worker needs a multiple of 8");
+      if (misaligned(t.weight) || misaligned(t.norm))
+        return Status::error(who + ": its weight or norm is not 16-byte aligned");
+      break;
+    case plan::Opcode::AttentionScores:
+    case plan::Opcode::AttentionValues:
+      if (misaligned(t.in[1]) || misaligned(t.in[2]) || misaligned(t.out[1]))
+        return Status::error(who + ": its K/V cache is not 16-byte aligned in the arena");
+      break;
+    default:
+      break;
+    }
+  }
+  return Status();
+}
+
+struct CudaExecutor::Impl {
+  std::shared_ptr<const LoadedPlan> lp;
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  uint8_t *weights = nullptr;
+  uint8_t *arena = nullptr;
+  plan::TaskRecord *tasks = nullptr;
+  uint32_t *workerBegin = nullptr;
+  uint8_t *waveBarriers = nullptr;
+  float *params = nullptr;
+  uint32_t *counter = nullptr;
+  size_t sharedBytes = 0;
+  uint32_t workers = 0;
+  cuda::KernelArgs args{}; // All but `launch`, filled at creation.
+  WorkerAttributes attributes;
+
+  ~Impl() {
+    cudaSetDevice(device);
+    for (void *p : {static_cast<void *>(weights), static_cast<void *>(arena),
+                    static_cast<void *>(tasks), static_cast<void *>(workerBegin),
+                    static_cast<void *>(waveBarriers), static_cast<void *>(params),
+                    static_cast<void *>(counter)})
+      if (p)
+        cudaFree(p);
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+
+  Status uploadPlan();
+};
+
+Status CudaExecutor::Impl::uploadPlan() {
+  const plan::Plan &p = lp->plan;
+  TI_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  // The weights data, in chunks straight from the mapping.
+  const uint64_t weightBytes = lp->weights->dataBytes();
+  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&weights), std::max<uint64_t>(weightBytes, 16)));
+  constexpr uint64_t kChunk = 64ull << 20;
+  for (uint64_t at = 0; at < weightBytes; at += kChunk)
+    TI_CUDA_CHECK(cudaMemcpy(weights + at, lp->weights->data() + at,
+                             std::min(kChunk, weightBytes - at), cudaMemcpyHostToDevice));
+
+  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&arena), std::max<uint64_t>(p.arenaBytes, 16)));
+  TI_CUDA_CHECK(cudaMemset(arena, 0, std::max<uint64_t>(p.arenaBytes, 16)));
+  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&counter), sizeof(uint32_t)));
+  TI_CUDA_CHECK(cudaMemset(counter, 0, sizeof(uint32_t)));
+
+  // Each worker's tasks: the plan sorts them by (worker, wave).
+  std::vector<uint32_t> begin(workers + 1, 0);
+  for (const plan::TaskRecord &t : p.tasks)
+    ++begin[t.worker + 1];
+  for (uint32_t w = 0; w < workers; ++w)
+    begin[w + 1] += begin[w];
+  std::vector<uint8_t> barriers(p.waves.size());
+  for (size_t w = 0; w < p.waves.size(); ++w)
+    barriers[w] = static_cast<uint8_t>(p.waves[w].barrier);
+  if (Status s = upload(&tasks, p.tasks.data(), p.tasks.size()); !s.ok())
+    return s;
+  if (Status s = upload(&workerBegin, begin.data(), begin.size()); !s.ok())
+    return s;
+  if (Status s = upload(&waveBarriers, barriers.data(), barriers.size()); !s.ok())
+    return s;
+  if (Status s = upload(&params, p.params.data(), p.params.size()); !s.ok())
+    return s;
+
+  int32_t recordWorker = -1;
+  for (const plan::TaskRecord &t : p.tasks)
+    if (plan::Opcode(t.opcode) == plan::Opcode::SelectToken && (t.flags & plan::kFlagRecord))
+      recordWorker = t.worker;
+  if (recordWorker < 0)
+    return Status::error("the plan has no recording select_token task");
+  const plan::Buffer *candidates = p.findBuffer(plan::BufferKind::Candidates);
+  const plan::Buffer *slots = p.findBuffer(plan::BufferKind::TokenSlots);
+
+  args.tasks = tasks;
+  args.workerBegin = workerBegin;
+  args.waveBarriers = waveBarriers;
+  args.params = params;
+  args.weights = weights;
+  args.waveCount = static_cast<uint32_t>(p.waves.size());
+  args.arena = arena;
+  args.barrierCounter = counter;
+  args.model = cuda::ModelDims{p.model.hidden,  p.model.vocab,   p.model.heads,
+                               p.model.kvHeads, p.model.headDim, p.model.maxContext};
+  args.splitContext = p.attention.splitContext;
+  args.chunks = p.attention.chunks;
+  args.candidatesOffset = candidates->offset;
+  args.candidateCount = static_cast<uint32_t>(candidates->bytes / sizeof(plan::Candidate));
+  args.tokenSlotsOffset = slots->offset;
+  args.stepStateOffset = lp->stepStateOffset;
+  args.recordWorker = static_cast<uint32_t>(recordWorker);
+  args.select = lp->selectParams();
+  // cudaMemset above runs asynchronously on the legacy stream; the launches
+  // run on `stream`, which does not wait for it.
+  TI_CUDA_CHECK(cudaDeviceSynchronize());
+  return Status();
+}
+
+CudaExecutor::CudaExecutor() : impl(std::make_unique<Impl>()) {}
+CudaExecutor::~CudaExecutor() = default;
+
+int CudaExecutor::deviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError(); // Not sticky; clear it for later calls.
+    return 0;
+  }
+  return count;
+}
+
+StatusOr<CudaDeviceInfo> CudaExecutor::deviceInfo(int device) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess)
+    return Status::error(std::string("no CUDA GPU: ") + cudaGetErrorString(e));
+  if (device < 0 || device >= count)
+    return Status::error("no CUDA GPU " + std::to_string(device) + " (" + std::to_string(count) +
+                         " visible)");
+  cudaDeviceProp prop;
+  TI_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  CudaDeviceInfo info;
+  info.name = prop.name;
+  info.arch = archOf(prop);
+  info.smCount = prop.multiProcessorCount;
+  info.sharedPerBlockOptin = prop.sharedMemPerBlockOptin;
+  return info;
+}
+
+StatusOr<WorkerAttributes> CudaExecutor::workerAttributes(int device, size_t dynamicSharedBytes) {
+  TI_CUDA_CHECK(cudaSetDevice(device));
+  cudaFuncAttributes fa;
+  TI_CUDA_CHECK(cudaFuncGetAttributes(&fa, cuda::workerEntry()));
+  TI_CUDA_CHECK(cudaFuncSetAttribute(cuda::workerEntry(),
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(dynamicSharedBytes)));
+  WorkerAttributes a;
+  a.registers = fa.numRegs;
+  a.localBytes = fa.localSizeBytes;
+  a.staticSharedBytes = fa.sharedSizeBytes;
+  a.dynamicSharedBytes = dynamicSharedBytes;
+  a.maxThreadsPerBlock = fa.maxThreadsPerBlock;
+  a.binaryVersion = fa.binaryVersion;
+  a.ptxVersion = fa.ptxVersion;
+  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &a.blocksPerSm, cuda::workerEntry(), cuda::kThreads, dynamicSharedBytes));
+  return a;
+}
+
+std::string CudaExecutor::kernelFingerprint(int device) {
+  cudaFuncAttributes fa;
+  if (cudaSetDevice(device) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, cuda::workerEntry()) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  uint64_t h = 0xcbf29ce484222325ull;
+  const char *sources = TI_WORKER_SOURCE_HASH;
+  h = fnv1a(h, sources, std::strlen(sources));
+  h = fnv1aValue(h, int64_t(fa.numRegs));
+  h = fnv1aValue(h, uint64_t(fa.localSizeBytes));
+  h = fnv1aValue(h, uint64_t(fa.sharedSizeBytes));
+  h = fnv1aValue(h, uint64_t(fa.constSizeBytes));
+  h = fnv1aValue(h, int64_t(fa.maxThreadsPerBlock));
+  h = fnv1aValue(h, int64_t(fa.binaryVersion));
+  h = fnv1aValue(h, int64_t(fa.ptxVersion));
+  return hex16(h);
+}
+
+StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const LoadedPlan> lp,
+                                                             int device) {
+  const plan::Plan &p = lp->plan;
+  auto info = deviceInfo(device);
+  if (!info)
+    return info.status();
+  const std::string gpu = "GPU " + std::to_string(device) + " (" + info->name + ", " + info->arch +
+                          ", " + std::to_string(info->smCount) + " SMs)";
+  if (p.target.arch != info->arch)
+    return Status::error("the plan was made for " + p.target.arch + " (target '" + p.target.name +
+                         "'), but " + gpu + " is " + info->arch);
+  if (p.target.workers > uint32_t(info->smCount))
+    return Status::error("the plan has " + std::to_string(p.target.workers) + " workers, but " +
+                         gpu + " has only " + std::to_string(info->smCount) + " SMs");
+  if (p.target.threadsPerWorker != cuda::kThreads)
+    return Status::error("the plan was made for " + std::to_string(p.target.threadsPerWorker) +
+                         "-thread workers; the CUDA worker has " + std::to_string(cuda::kThreads));
+  int cooperative = 0;
+  TI_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  if (!cooperative)
+    return Status::error(gpu + " does not support cooperative launches");
+  if (Status s = checkKernelSupport(p); !s.ok())
+    return s;
+
+  TI_CUDA_CHECK(cudaSetDevice(device));
+  cudaFuncAttributes fa;
+  if (cudaError_t e = cudaFuncGetAttributes(&fa, cuda::workerEntry()); e != cudaSuccess) {
+    cudaGetLastError();
+    return Status::error("the CUDA worker was not built for " + gpu + ": " + cudaGetErrorString(e));
+  }
+  const size_t shared = sharedBytesFor(p);
+  if (shared + fa.sharedSizeBytes > info->sharedPerBlockOptin)
+    return Status::error("the plan's tasks need " + std::to_string(shared) +
+                         " bytes of shared memory per worker; " + gpu + " offers " +
+                         std::to_string(info->sharedPerBlockOptin - fa.sharedSizeBytes));
+  auto attributes = workerAttributes(device, shared);
+  if (!attributes)
+    return attributes.status();
+  if (attributes->blocksPerSm < 1)
+    return Status::error("the worker (" + std::to_string(attributes->registers) +
+                         " registers x " + std::to_string(cuda::kThreads) + " threads, " +
+                         std::to_string(shared + fa.sharedSizeBytes) +
+                         " bytes of shared memory) cannot be resident on an SM of " + gpu);
+  if (!p.target.workerFingerprint.empty()) {
+    std::string mine = kernelFingerprint(device);
+    if (p.target.workerFingerprint != mine)
+      return Status::error("the plan was made for worker " + p.target.workerFingerprint +
+                           ", this binary's worker on " + gpu + " is " + mine);
+  }
+
+  std::unique_ptr<CudaExecutor> e(new CudaExecutor());
+  e->impl->lp = std::move(lp);
+  e->impl->device = device;
+  e->impl->sharedBytes = shared;
+  e->impl->workers = p.target.workers;
+  e->impl->attributes = *attributes;
+  if (Status s = e->impl->uploadPlan(); !s.ok())
+    return s;
+  return StatusOr<std::unique_ptr<CudaExecutor>>(std::move(e));
+}
+
+StatusOr<plan::StepState> CudaExecutor::launch(const LaunchArgs &launchArgs) {
+  Impl &m = *impl;
+  const LoadedPlan &lp = *m.lp;
+  if (Status s = checkLaunchArgs(launchArgs, lp.plan); !s.ok())
+    return s;
+  TI_CUDA_CHECK(cudaSetDevice(m.device));
+  // The limit is the function's, shared by every executor of the process.
+  TI_CUDA_CHECK(cudaFuncSetAttribute(cuda::workerEntry(),
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(m.sharedBytes)));
+  cuda::KernelArgs args = m.args;
+  args.launch = launchArgs;
+  TI_CUDA_CHECK(cudaMemcpyAsync(m.arena + lp.promptOffset, launchArgs.prompt,
+                                sizeof launchArgs.prompt, cudaMemcpyHostToDevice, m.stream));
+  TI_CUDA_CHECK(cudaMemsetAsync(m.arena + lp.stepStateOffset, 0, sizeof(plan::StepState), m.stream));
+  TI_CUDA_CHECK(cudaMemsetAsync(m.counter, 0, sizeof(uint32_t), m.stream));
+  void *params[] = {&args};
+  TI_CUDA_CHECK(cudaLaunchCooperativeKernel(cuda::workerEntry(), dim3(m.workers),
+                                            dim3(cuda::kThreads), params, m.sharedBytes,
+                                            m.stream));
+  plan::StepState state;
+  TI_CUDA_CHECK(cudaMemcpyAsync(&state, m.arena + lp.stepStateOffset, sizeof state,
+                                cudaMemcpyDeviceToHost, m.stream));
+  TI_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  return state;
+}
+
+StatusOr<std::vector<float>> CudaExecutor::logits() const {
+  const LoadedPlan &lp = *impl->lp;
+  std::vector<float> out(lp.plan.model.vocab);
+  TI_CUDA_CHECK(cudaSetDevice(impl->device));
+  TI_CUDA_CHECK(cudaMemcpyAsync(out.data(), impl->arena + lp.logitsOffset,
+                                out.size() * sizeof(float), cudaMemcpyDeviceToHost, impl->stream));
+  TI_CUDA_CHECK(cudaStreamSynchronize(impl->stream));
+  return out;
+}
+
+Status CudaExecutor::reset() {
+  TI_CUDA_CHECK(cudaSetDevice(impl->device));
+  TI_CUDA_CHECK(cudaMemsetAsync(impl->arena, 0, std::max<uint64_t>(impl->lp->plan.arenaBytes, 16),
+                                impl->stream));
+  TI_CUDA_CHECK(cudaStreamSynchronize(impl->stream));
+  return Status();
+}
+
+const WorkerAttributes &CudaExecutor::workerAttributes() const { return impl->attributes; }
+
+size_t CudaExecutor::dynamicSharedBytes() const { return impl->sharedBytes; }

@@ -1,0 +1,64 @@
+//===- KernelArgs.h - Everything the worker kernel is given ------*- C++ -*-===//
+//
+// The one parameter of the worker kernel, passed by value (__grid_constant__):
+// device pointers to the plan's immutable tables and to the two device
+// allocations (weights data, arena), the model sizes, and the launch's own
+// arguments. Plain C++ so that the host executor (which fills it) and the
+// kernel (which reads it) share it.
+//
+// Ownership: the pointers are the executor's device allocations; the kernel
+// only borrows them for one launch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_LIB_RUNTIME_CUDA_KERNELARGS_H
+#define TI_LIB_RUNTIME_CUDA_KERNELARGS_H
+
+#include "Config.cuh"
+
+#include "ti/Plan/TaskRecord.h"
+#include "ti/Runtime/Launch.h"
+#include "ti/Runtime/Select.h"
+
+#include <cstdint>
+
+namespace ti::cuda {
+
+struct KernelArgs {
+  // The plan, immutable during a launch.
+  const plan::TaskRecord *tasks; // Sorted by (worker, wave).
+  const uint32_t *workerBegin;   // [workers + 1]: worker w runs tasks [begin[w], begin[w+1]).
+  const uint8_t *waveBarriers;   // [waveCount]: plan::BarrierKind after each wave.
+  const float *params;           // Plan::params.
+  const uint8_t *weights;        // The weights data section (read only).
+  uint32_t waveCount;
+
+  // Mutable device memory.
+  uint8_t *arena;           // The plan's arena (activations, caches, slots).
+  uint32_t *barrierCounter; // The grid barrier's arrival counter, zeroed per launch.
+
+  ModelDims model;
+  uint32_t splitContext; // ctx above this is long mode.
+  uint32_t chunks;       // C of the long mode.
+
+  // SelectToken's operands (arena byte offsets) and the recording worker.
+  uint64_t candidatesOffset;
+  uint32_t candidateCount;
+  uint64_t tokenSlotsOffset;
+  uint64_t stepStateOffset;
+  uint32_t recordWorker;
+
+  LaunchArgs launch;
+  SelectParams select;
+};
+
+// Kernel parameters are limited to 4 KiB on every supported GPU (larger needs
+// CUDA 12.1+ and Volta+ and costs launch time).
+static_assert(sizeof(KernelArgs) <= 4096, "KernelArgs is passed by value");
+
+/// The worker kernel's entry, for cudaLaunchCooperativeKernel and the
+/// function-attribute queries (defined in Worker.cu).
+const void *workerEntry();
+
+} // namespace ti::cuda
+
+#endif // TI_LIB_RUNTIME_CUDA_KERNELARGS_H

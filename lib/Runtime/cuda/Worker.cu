@@ -1,0 +1,135 @@
+//===- Worker.cu - The persistent worker kernel -----------------*- CUDA -*-===//
+//
+// One block per SM (cooperative launch, grid = the plan's workers), 1024
+// threads, running the launch's token loop (ti/Runtime/Launch.h) exactly as
+// CpuExecutor does:
+//
+// 1. Step s begins with selection: thread 0 of every worker runs selectToken()
+//    over the same candidates (written by the previous step's lm_head tasks,
+//    before the grid barrier that closed it), so all reach the same token and
+//    the same decision to stop; the recording worker also updates the
+//    StepState. Each worker writes its copy of the token to its token slot.
+// 2. For each wave, the worker runs its tasks of that wave (its tasks are
+//    [workerBegin[w], workerBegin[w+1]), sorted by wave), one after another
+//    with a block barrier between, then the wave's barrier: None, Grid, or
+//    GridIfLong (a grid barrier only when ctx = pos + 1 > split context).
+// 3. A step ends with a grid barrier (the plan's last wave has one; if it did
+//    not, the loop adds it), so the next selection sees every candidate.
+//
+// Dispatch is a switch on the opcode (Opcodes.def); an unknown opcode traps.
+// Each op family's arithmetic is in ops/<Op>.cuh; Sync.cuh owns all memory
+// ordering; WeightStream.cuh all weight loads.
+//
+//===----------------------------------------------------------------------===//
+#include "Config.cuh"
+#include "KernelArgs.h"
+#include "Sync.cuh"
+#include "WeightStream.cuh"
+#include "ops/Attention.cuh"
+#include "ops/Common.cuh"
+#include "ops/Embed.cuh"
+#include "ops/Ffn.cuh"
+#include "ops/Gemv.cuh"
+#include "ops/LmHead.cuh"
+#include "ops/Reduce.cuh"
+
+#include "ti/Plan/Plan.h"
+#include "ti/Runtime/Select.h"
+
+namespace ti::cuda {
+namespace {
+
+__device__ void runTask(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
+                        WeightStream &ws, const Scratch &s) {
+  ws.beginTask(t);
+  switch (static_cast<plan::Opcode>(t.opcode)) {
+  case plan::Opcode::Nop:
+  case plan::Opcode::SelectToken: // Run by the token loop itself.
+    break;
+  case plan::Opcode::Embed:
+    runEmbed(a, t, ws);
+    break;
+  case plan::Opcode::Gemv:
+    runGemv(a, t, step, ws, s);
+    break;
+  case plan::Opcode::AttentionScores:
+    runAttentionScores(a, t, step, s);
+    break;
+  case plan::Opcode::AttentionValues:
+    runAttentionValues(a, t, step, s);
+    break;
+  case plan::Opcode::FfnPartial:
+    runFfnPartial(a, t, ws, s);
+    break;
+  case plan::Opcode::ReduceResidual:
+    runReduceResidual(a, t);
+    break;
+  case plan::Opcode::LmHead:
+    runLmHead(a, t, ws, s);
+    break;
+  default:
+    __trap(); // The loader verified the plan: this is a corrupt task array.
+  }
+  ws.endTask();
+}
+
+/// Step 1: this worker's token for step s, or -1 to stop; every thread gets it.
+__device__ int32_t selectStep(const KernelArgs &a, int32_t s, int32_t *broadcast) {
+  if (threadIdx.x == 0) {
+    const auto *candidates =
+        reinterpret_cast<const plan::Candidate *>(a.arena + a.candidatesOffset);
+    auto *state = blockIdx.x == a.recordWorker
+                      ? reinterpret_cast<plan::StepState *>(a.arena + a.stepStateOffset)
+                      : nullptr;
+    int32_t token = selectToken(s, a.launch, a.select, candidates, a.candidateCount, state);
+    reinterpret_cast<int32_t *>(a.arena + a.tokenSlotsOffset)[blockIdx.x] = token;
+    *broadcast = token;
+  }
+  blockBarrier();
+  return *broadcast;
+}
+
+/// The worker's static shared memory.
+struct StaticShared {
+  float warpSum[kWarps]; // Block reductions.
+  int32_t token;         // The step's token, from thread 0.
+  uint32_t arrivals;     // The grid barrier's (thread 0 only).
+};
+static_assert(sizeof(StaticShared) <= kStaticSharedBytes, "within the static shared budget");
+
+} // namespace
+
+__global__ void __launch_bounds__(kThreads, 1) workerKernel(const __grid_constant__ KernelArgs a) {
+  extern __shared__ float4 dynamicShared[];
+  __shared__ StaticShared shared;
+  const Scratch scratch{reinterpret_cast<float *>(dynamicShared), shared.warpSum};
+  WeightStream ws(a.weights);
+  GridBarrier grid(a.barrierCounter, &shared.arrivals);
+  const uint32_t first = a.workerBegin[blockIdx.x], last = a.workerBegin[blockIdx.x + 1];
+
+  for (int32_t s = 0;; ++s) {
+    if (selectStep(a, s, &shared.token) < 0)
+      break;
+    const Step step{a.launch.startPos + s,
+                    static_cast<uint32_t>(a.launch.startPos + s + 1) > a.splitContext};
+    uint32_t next = first;
+    bool closed = false; // The last barrier of the step was a grid barrier.
+    for (uint32_t wave = 0; wave < a.waveCount; ++wave) {
+      for (; next < last && a.tasks[next].wave == wave; ++next) {
+        runTask(a, a.tasks[next], step, ws, scratch);
+        blockBarrier(); // The next task reuses the shared memory.
+      }
+      const auto kind = static_cast<plan::BarrierKind>(a.waveBarriers[wave]);
+      closed = kind == plan::BarrierKind::Grid ||
+               (kind == plan::BarrierKind::GridIfLong && step.longMode);
+      if (closed)
+        grid.sync();
+    }
+    if (!closed)
+      grid.sync();
+  }
+}
+
+const void *workerEntry() { return reinterpret_cast<const void *>(&workerKernel); }
+
+} // namespace ti::cuda

@@ -1,0 +1,248 @@
+//===- Common.cuh - What every op family uses -------------------*- CUDA -*-===//
+//
+// The step's facts, arena access, bf16 conversions (bit for bit those of
+// ti/Runtime/Bf16.h), and reductions in a fixed order: a warp adds by an xor
+// butterfly (every lane ends with the same value, since each level adds the
+// same two numbers in either order), a block then adds its warps' results in
+// warp order. The order depends only on the block size, so every run gives the
+// same bits.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_LIB_RUNTIME_CUDA_OPS_COMMON_CUH
+#define TI_LIB_RUNTIME_CUDA_OPS_COMMON_CUH
+
+#include "../Config.cuh"
+#include "../KernelArgs.h"
+#include "../Sync.cuh"
+#include "../WeightStream.cuh"
+
+#include <cstdint>
+
+namespace ti::cuda {
+
+/// The step a task runs in.
+struct Step {
+  int32_t pos;   // The position decoded.
+  bool longMode; // ctx = pos + 1 > the plan's split context.
+};
+
+/// The worker's scratch: the dynamic shared array, and a static slot per warp
+/// for block reductions.
+struct Scratch {
+  float *floats;  // Dynamic shared memory (Config.cuh gives each op's layout).
+  float *warpSum; // [kWarps]
+};
+
+constexpr float kNegativeInfinity = -__builtin_huge_valf();
+
+__device__ __forceinline__ uint32_t laneId() { return threadIdx.x % kWarpSize; }
+__device__ __forceinline__ uint32_t warpId() { return threadIdx.x / kWarpSize; }
+
+__device__ __forceinline__ float *arenaF32(const KernelArgs &a, uint64_t offset) {
+  return reinterpret_cast<float *>(a.arena + offset);
+}
+__device__ __forceinline__ uint16_t *arenaBf16(const KernelArgs &a, uint64_t offset) {
+  return reinterpret_cast<uint16_t *>(a.arena + offset);
+}
+
+/// Exact: a bf16 is the top half of an f32.
+__device__ __forceinline__ float bf16ToFloat(uint16_t b) {
+  return __uint_as_float(static_cast<uint32_t>(b) << 16);
+}
+
+/// The nearest bf16, ties to even; NaN stays a quiet NaN with its sign.
+__device__ __forceinline__ uint16_t floatToBf16(float f) {
+  uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x0040u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+/// Eight bf16 from the arena (the K/V caches), 16-byte aligned. A plain load:
+/// the caches are written during the launch.
+__device__ __forceinline__ Bf16x8 loadArenaBf16x8(const uint16_t *p) {
+  uint4 v = *reinterpret_cast<const uint4 *>(p);
+  return Bf16x8{{v.x, v.y, v.z, v.w}};
+}
+
+/// acc + sum_e w[e] * x[e], e = 0..7 in order (x = lo, hi).
+__device__ __forceinline__ float dot8(const Bf16x8 &w, const float4 &lo, const float4 &hi,
+                                      float acc) {
+  acc = fmaf(w.at(0), lo.x, acc);
+  acc = fmaf(w.at(1), lo.y, acc);
+  acc = fmaf(w.at(2), lo.z, acc);
+  acc = fmaf(w.at(3), lo.w, acc);
+  acc = fmaf(w.at(4), hi.x, acc);
+  acc = fmaf(w.at(5), hi.y, acc);
+  acc = fmaf(w.at(6), hi.z, acc);
+  acc = fmaf(w.at(7), hi.w, acc);
+  return acc;
+}
+
+struct SumOp {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct MaxOp {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+/// Combines the values of the lanes whose ids differ only in bits worth
+/// `lowest` or more (all 32 lanes by default; lowest = L: the lanes with the
+/// same id mod L). Every such lane gets the same result.
+template <typename Op>
+__device__ __forceinline__ float warpReduce(float v, Op op, uint32_t lowest = 1) {
+  for (uint32_t offset = kWarpSize / 2; offset >= lowest; offset /= 2)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+/// Sum over the lanes of each aligned group of `width` lanes (a power of two).
+__device__ __forceinline__ float groupSum(float v, uint32_t width) {
+  for (uint32_t offset = width / 2; offset >= 1; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+/// Every thread's value combined; every thread gets the result. All threads of
+/// the block must call it. Ends with a block barrier (the slots are reusable).
+template <typename Op>
+__device__ float blockReduce(float v, Op op, const Scratch &s) {
+  v = warpReduce(v, op);
+  if (laneId() == 0)
+    s.warpSum[warpId()] = v;
+  blockBarrier();
+  float r = s.warpSum[0];
+#pragma unroll 8
+  for (uint32_t w = 1; w < kWarps; ++w)
+    r = op(r, s.warpSum[w]);
+  blockBarrier();
+  return r;
+}
+
+/// x = the input vector (f32[K] at in[0]; with kFlagMergeChunks the sum of its
+/// `chunks` consecutive copies), normalised when the task has a norm:
+/// x' = x * rsqrt(mean(x^2) + eps) * scale. Written to xs[K] (shared); K must
+/// be a multiple of 8. Ends with a block barrier.
+__device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord &t,
+                                    WeightStream &ws, uint32_t k, uint32_t chunks, float *xs,
+                                    const Scratch &s) {
+  const float *in = arenaF32(a, t.in[0]);
+  const uint64_t norm = t.norm;
+  float squares = 0;
+#pragma unroll 1
+  for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e) {
+      uint32_t i = v * kVector + e;
+      float x = in[i];
+      for (uint32_t c = 1; c < chunks; ++c)
+        x += in[uint64_t(c) * k + i];
+      xs[i] = x;
+      squares = fmaf(x, x, squares);
+    }
+  }
+  if (norm == plan::kNone) {
+    blockBarrier();
+    return;
+  }
+  float total = blockReduce(squares, SumOp{}, s);
+  float eps = a.params[t.param];
+  float r = 1.0f / sqrtf(total / static_cast<float>(k) + eps);
+#pragma unroll 1
+  for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
+    Bf16x8 scale = ws.load(norm + uint64_t(v) * kVector * 2);
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e) {
+      uint32_t i = v * kVector + e;
+      xs[i] = xs[i] * r * scale.at(e);
+    }
+  }
+  blockBarrier();
+}
+
+/// dot(W row r, x') for kRows rows of K bf16 (byte offsets `rows[r]` in the
+/// weights), by one warp, sharing the x' loads between the rows: lane l takes
+/// the 16-byte vectors l, l + 32, ..., with kLoadsInFlight loads issued before
+/// their first use (kLoadsInFlight / kRows per row) into separate sums; the
+/// sums, then the lanes, are added in a fixed order. Every lane gets the
+/// results.
+template <uint32_t kRows>
+__device__ __forceinline__ void warpDotRows(const WeightStream &ws, const uint64_t (&rows)[kRows],
+                                            const float *xs, uint32_t vectors,
+                                            float (&result)[kRows]) {
+  static_assert(kRows >= 1 && kLoadsInFlight % kRows == 0, "whole loads per row");
+  constexpr uint32_t kUnroll = kLoadsInFlight / kRows;
+  constexpr uint32_t kStride = kWarpSize * kVector; // Elements between a lane's vectors.
+  float acc[kRows][kUnroll] = {};
+  WeightCursor w[kRows] = {};
+#pragma unroll
+  for (uint32_t r = 0; r < kRows; ++r)
+    w[r] = ws.at(rows[r] + laneId() * kVector * 2);
+  const float *x = xs + laneId() * kVector;
+  uint32_t v = laneId();
+#pragma unroll 1
+  for (; v + (kUnroll - 1) * kWarpSize < vectors; v += kUnroll * kWarpSize) {
+    Bf16x8 loaded[kRows][kUnroll];
+#pragma unroll
+    for (uint32_t j = 0; j < kUnroll; ++j)
+#pragma unroll
+      for (uint32_t r = 0; r < kRows; ++r)
+        loaded[r][j] = w[r].load(j * kStride * 2);
+#pragma unroll
+    for (uint32_t j = 0; j < kUnroll; ++j) {
+      float4 lo = *reinterpret_cast<const float4 *>(x + j * kStride);
+      float4 hi = *reinterpret_cast<const float4 *>(x + j * kStride + 4);
+#pragma unroll
+      for (uint32_t r = 0; r < kRows; ++r)
+        acc[r][j] = dot8(loaded[r][j], lo, hi, acc[r][j]);
+    }
+#pragma unroll
+    for (uint32_t r = 0; r < kRows; ++r)
+      w[r].advance(kUnroll * kStride * 2);
+    x += kUnroll * kStride;
+  }
+#pragma unroll 1
+  for (; v < vectors; v += kWarpSize) {
+    float4 lo = *reinterpret_cast<const float4 *>(x);
+    float4 hi = *reinterpret_cast<const float4 *>(x + 4);
+#pragma unroll
+    for (uint32_t r = 0; r < kRows; ++r) {
+      acc[r][0] = dot8(w[r].load(), lo, hi, acc[r][0]);
+      w[r].advance(kStride * 2);
+    }
+    x += kStride;
+  }
+#pragma unroll
+  for (uint32_t r = 0; r < kRows; ++r) {
+    float sum = acc[r][0];
+#pragma unroll
+    for (uint32_t j = 1; j < kUnroll; ++j)
+      sum += acc[r][j];
+    result[r] = warpReduce(sum, SumOp{});
+  }
+}
+
+/// Rows [begin, end) of a row-major bf16 matrix of K = 8*vectors columns whose
+/// row `begin` is at byte `weight`: warp w takes rows begin + w + 64m and
+/// begin + w + 64m + 32 together (warpDotRows<2>; a missing second row repeats
+/// the first, its result unused) and calls emit(row, value) on every lane.
+template <typename Emit>
+__device__ __forceinline__ void forEachRowDot(const WeightStream &ws, uint64_t weight,
+                                              uint32_t begin, uint32_t end, uint32_t vectors,
+                                              const float *xs, Emit emit) {
+  const uint64_t rowBytes = uint64_t(vectors) * kVector * 2;
+  for (uint32_t i = begin + warpId(); i < end; i += 2 * kWarps) {
+    const uint32_t i2 = i + kWarps < end ? i + kWarps : i;
+    const uint64_t rows[2] = {weight + (i - begin) * rowBytes, weight + (i2 - begin) * rowBytes};
+    float dots[2];
+    warpDotRows<2>(ws, rows, xs, vectors, dots);
+    emit(i, dots[0]);
+    if (i2 != i)
+      emit(i2, dots[1]);
+  }
+}
+
+} // namespace ti::cuda
+
+#endif // TI_LIB_RUNTIME_CUDA_OPS_COMMON_CUH

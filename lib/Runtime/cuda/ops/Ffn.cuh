@@ -1,0 +1,81 @@
+//===- Ffn.cuh - A slice of the MLP: gate, up, SiLU, down -------*- CUDA -*-===//
+//
+// Units u of [rowBegin, rowEnd), n of them; `weight` holds gate rows, up rows
+// and the down projection's columns transposed, each bf16 [n][H].
+// 1. x' (RMS-normalised input) into shared memory.
+// 2. act[u] = silu(gate[u].x') * (up[u].x'): warp w takes units w, w + 32, ...
+//    (warpDotRows<2> over its gate and up rows), act[] in shared memory.
+// 3. out[j] = sum_u act[u] * down[u][j] for every j < H: thread (group q,
+//    vector v) adds units q, q + G, ... into the 8 columns of vector v, reading
+//    each down row as consecutive 16-byte vectors across the warp. With fewer
+//    than 1024 vectors per row, G = 1024 / (H/8) groups split the units and
+//    their sums are added in group order through shared memory; with more,
+//    one group covers the row in passes of 1024 vectors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_LIB_RUNTIME_CUDA_OPS_FFN_CUH
+#define TI_LIB_RUNTIME_CUDA_OPS_FFN_CUH
+
+#include "Common.cuh"
+
+namespace ti::cuda {
+
+__device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, WeightStream &ws,
+                              const Scratch &s) {
+  const uint32_t h = t.aux[0], n = t.rowEnd - t.rowBegin;
+  const FfnLayout layout = ffnLayout(h, n);
+  float *xs = s.floats + layout.xAt;
+  float *act = s.floats + layout.actAt;
+  float *partials = s.floats + layout.partialsAt;
+  loadNormalizedInput(a, t, ws, h, 1, xs, s);
+
+  // 2. The activations.
+  const uint64_t rowBytes = uint64_t(h) * 2;
+  const uint64_t gate = t.weight, up = gate + n * rowBytes, down = up + n * rowBytes;
+  const uint32_t vectors = layout.vectors;
+  for (uint32_t u = warpId(); u < n; u += kWarps) {
+    const uint64_t rows[2] = {gate + u * rowBytes, up + u * rowBytes};
+    float dots[2];
+    warpDotRows<2>(ws, rows, xs, vectors, dots);
+    if (laneId() == 0)
+      act[u] = dots[0] / (1.0f + expf(-dots[0])) * dots[1];
+  }
+  blockBarrier();
+
+  // 3. The down projection's partial sums.
+  float *out = arenaF32(a, t.out[0]) + uint64_t(t.aux[1]) * h;
+  const uint32_t groups = layout.groups;
+  const uint32_t span = groups > 1 ? vectors : kThreads; // Vectors per pass.
+  const uint32_t grp = threadIdx.x / span;
+  for (uint32_t v0 = 0; v0 < vectors; v0 += span) {
+    const uint32_t v = v0 + threadIdx.x % span;
+    float acc[kVector] = {};
+    if (grp < groups && v < vectors) {
+#pragma unroll 2
+      for (uint32_t u = grp; u < n; u += groups) {
+        Bf16x8 w = ws.load(down + u * rowBytes + uint64_t(v) * kVector * 2);
+        float x = act[u];
+#pragma unroll
+        for (uint32_t e = 0; e < kVector; ++e)
+          acc[e] = fmaf(x, w.at(e), acc[e]);
+      }
+      float *dst = groups > 1 ? partials + grp * h : out;
+#pragma unroll
+      for (uint32_t e = 0; e < kVector; ++e)
+        dst[v * kVector + e] = acc[e];
+    }
+  }
+  if (groups > 1) {
+    blockBarrier();
+    for (uint32_t j = threadIdx.x; j < h; j += kThreads) {
+      float sum = partials[j];
+      for (uint32_t q = 1; q < groups; ++q)
+        sum += partials[q * h + j];
+      out[j] = sum;
+    }
+  }
+}
+
+} // namespace ti::cuda
+
+#endif // TI_LIB_RUNTIME_CUDA_OPS_FFN_CUH

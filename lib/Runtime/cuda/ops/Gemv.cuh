@@ -1,0 +1,47 @@
+//===- Gemv.cuh - y = W x' with its fused prologue and epilogues -*- CUDA -*-===//
+//
+// 1. The block builds x' in shared memory: the input (or the sum of the
+//    attention chunks' partials, kFlagMergeChunks), RMS-normalised when the
+//    task has a norm (Common.cuh: loadNormalizedInput).
+// 2. Warp w computes rows rowBegin + w, + 32, ..., two rows at a time, its
+//    lanes streaming 16-byte vectors of both (forEachRowDot, Common.cuh).
+// 3. Lane 0 writes y[i] (+ residual[i], kFlagResidual) and, for rows >= aux[1]
+//    with kFlagVCache, bf16(y[i]) to row pos of the V cache.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_LIB_RUNTIME_CUDA_OPS_GEMV_CUH
+#define TI_LIB_RUNTIME_CUDA_OPS_GEMV_CUH
+
+#include "Common.cuh"
+
+namespace ti::cuda {
+
+__device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
+                        WeightStream &ws, const Scratch &s) {
+  const uint32_t k = t.aux[0], flags = t.flags;
+  const uint32_t chunks = (flags & plan::kFlagMergeChunks) && step.longMode ? t.aux[1] : 1;
+  float *xs = s.floats;
+  loadNormalizedInput(a, t, ws, k, chunks, xs, s);
+
+  const uint32_t begin = t.rowBegin, end = t.rowEnd, vectors = k / kVector;
+  const uint64_t weight = t.weight;
+  float *y = arenaF32(a, t.out[0]);
+  const float *residual = (flags & plan::kFlagResidual) ? arenaF32(a, t.in[1]) : nullptr;
+  const uint32_t vFirst = (flags & plan::kFlagVCache) ? t.aux[1] : ~0u;
+  uint16_t *vRow = (flags & plan::kFlagVCache)
+                       ? arenaBf16(a, t.out[1]) + uint64_t(step.pos) * a.model.kvRows()
+                       : nullptr;
+  forEachRowDot(ws, weight, begin, end, vectors, xs, [&](uint32_t i, float v) {
+    if (laneId() == 0) {
+      if (residual)
+        v = residual[i] + v;
+      y[i] = v;
+      if (i >= vFirst)
+        vRow[i - vFirst] = floatToBf16(v);
+    }
+  });
+}
+
+} // namespace ti::cuda
+
+#endif // TI_LIB_RUNTIME_CUDA_OPS_GEMV_CUH

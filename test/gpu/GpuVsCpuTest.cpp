@@ -1,0 +1,276 @@
+//===- GpuVsCpuTest.cpp - The CUDA worker against the CPU executor ---------===//
+//
+// The whole pipeline on the tiny model, for the GPU this runs on: a target
+// file with the device's SM count and arch, tic (attention split at 16, so a
+// 64-step run uses both attention forms), tipack --random --seed 3, then the
+// CPU executor (the reference) and the CUDA executor step by step from the
+// bos token. Logits must agree to 2e-3 of the largest |logit| and the greedy
+// tokens must be equal; two GPU runs must agree bit for bit; plans made for
+// another arch or more workers than SMs are refused.
+//
+// The steps feed bos, then a fixed spread of tokens, not the greedy ones: with
+// random weights and tied embeddings the tiny model's greedy choice repeats
+// its input, so a greedy run from bos feeds token 1 at every position, every
+// V row is the same, and attention would be tested with identical inputs.
+//
+// Without a GPU every test is skipped (GTEST_SKIP; ctest shows them skipped).
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Runtime/CpuExecutor.h"
+#include "ti/Runtime/CudaExecutor.h"
+#include "ti/Runtime/LoadedPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace ti;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int32_t kSteps = 64;
+constexpr double kTolerance = 2e-3; // Of the largest |logit| of the step.
+
+class GpuVsCpuTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (CudaExecutor::deviceCount() == 0)
+      GTEST_SKIP() << "no CUDA GPU";
+    auto info = CudaExecutor::deviceInfo(0);
+    ASSERT_TRUE(info.ok()) << info.status().message();
+    device = *info;
+  }
+
+  void TearDown() override {
+    for (const fs::path &d : dirs)
+      fs::remove_all(d);
+  }
+
+  /// Compiles tiny.graph for a target with `arch` and `workers` and packs
+  /// random weights; returns the loaded plan (null on failure, with a test
+  /// failure recorded).
+  std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &arch, int workers) {
+    fs::path dir = fs::temp_directory_path() /
+                   ("ti-gpu-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(dir);
+    dirs.push_back(dir);
+    std::string target = (dir / "target.json").string();
+    std::string plan = (dir / "plan.fb").string(), weights = (dir / "weights.bin").string();
+    std::ofstream(target) << "{\"name\": \"gpu-test\", \"gpu\": \"" << device.name
+                          << "\", \"arch\": \"" << arch << "\", \"workers\": " << workers
+                          << ", \"threads_per_worker\": 1024, \"max_registers\": 64,"
+                          << " \"bandwidth_gbs\": 1000, \"attention_split_context\": 16}\n";
+    std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR +
+                      "/models/tiny.graph --target-file " + target +
+                      " --attention-split-context 16 -o " + plan;
+    std::string tipack =
+        std::string(TI_TOOLS_DIR "/tipack ") + plan + " --random --seed 3 -q -o " + weights;
+    if (std::system(tic.c_str()) != 0) {
+      ADD_FAILURE() << "failed: " << tic;
+      return nullptr;
+    }
+    if (std::system(tipack.c_str()) != 0) {
+      ADD_FAILURE() << "failed: " << tipack;
+      return nullptr;
+    }
+    auto lp = loadPlan(plan, weights);
+    if (!lp.ok()) {
+      ADD_FAILURE() << lp.status().message();
+      return nullptr;
+    }
+    return *lp;
+  }
+
+  std::shared_ptr<const LoadedPlan> devicePlan() {
+    return compileAndPack(device.arch, device.smCount);
+  }
+
+  CudaDeviceInfo device;
+  std::vector<fs::path> dirs;
+  int counter = 0;
+};
+
+/// The token fed at step `pos`: bos, then a spread over the vocabulary.
+int32_t feedToken(const LoadedPlan &lp, int32_t pos) {
+  return pos == 0 ? lp.plan.model.bos : int32_t((pos * 37 + 11) % lp.plan.model.vocab);
+}
+
+/// One step at `pos` feeding `token` that also selects the next token in the
+/// executor (maxNew = 1): returns the launch's state.
+LaunchArgs oneStep(int32_t pos, int32_t token) {
+  LaunchArgs a;
+  a.startPos = pos;
+  a.promptLen = 1;
+  a.maxSteps = 1;
+  a.maxNew = 1;
+  a.prompt[0] = token;
+  return a;
+}
+
+struct GpuRun {
+  std::vector<std::vector<float>> logits; // Per step.
+  std::vector<int32_t> tokens;            // The executor's greedy token per step.
+};
+
+/// kSteps steps on the GPU, feeding feedToken().
+GpuRun runGpu(CudaExecutor &gpu, const LoadedPlan &lp) {
+  GpuRun run;
+  for (int32_t pos = 0; pos < kSteps; ++pos) {
+    auto state = gpu.launch(oneStep(pos, feedToken(lp, pos)));
+    EXPECT_TRUE(state.ok()) << state.status().message();
+    if (!state.ok())
+      break;
+    EXPECT_EQ(state->steps, 1) << "step " << pos;
+    EXPECT_EQ(state->error, 0) << "step " << pos;
+    EXPECT_EQ(state->generated, 1) << "step " << pos;
+    auto logits = gpu.logits();
+    EXPECT_TRUE(logits.ok()) << logits.status().message();
+    if (!logits.ok())
+      break;
+    run.logits.push_back(*logits);
+    run.tokens.push_back(state->tokens[0]);
+  }
+  return run;
+}
+
+TEST_F(GpuVsCpuTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
+  auto lp = devicePlan();
+  ASSERT_TRUE(lp);
+  auto gpu = CudaExecutor::create(lp);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  const WorkerAttributes &attr = (*gpu)->workerAttributes();
+  RecordProperty("worker_registers", attr.registers);
+  RecordProperty("worker_local_bytes", std::to_string(attr.localBytes));
+  RecordProperty("worker_blocks_per_sm", attr.blocksPerSm);
+
+  CpuExecutor cpu(lp, 4);
+  double worst = 0;
+  for (int32_t pos = 0; pos < kSteps; ++pos) {
+    const int32_t token = feedToken(*lp, pos);
+    auto want = cpu.launch(oneStep(pos, token));
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    auto got = (*gpu)->launch(oneStep(pos, token));
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    auto logits = (*gpu)->logits();
+    ASSERT_TRUE(logits.ok()) << logits.status().message();
+    const float *ref = cpu.logits();
+    double scale = 0, err = 0;
+    for (size_t i = 0; i < logits->size(); ++i) {
+      scale = std::max(scale, std::abs(double(ref[i])));
+      err = std::max(err, std::abs(double((*logits)[i]) - double(ref[i])));
+    }
+    worst = std::max(worst, err / scale);
+    EXPECT_LE(err, kTolerance * scale) << "step " << pos << " (context " << pos + 1 << ")";
+    EXPECT_EQ(got->steps, want->steps) << "step " << pos;
+    EXPECT_EQ(got->error, 0) << "step " << pos;
+    ASSERT_EQ(got->generated, 1) << "step " << pos;
+    EXPECT_EQ(got->tokens[0], want->tokens[0]) << "greedy token of step " << pos;
+  }
+  RecordProperty("max_relative_logit_error", std::to_string(worst));
+  std::printf("max |gpu - cpu| logit error over %d steps: %.3g of the largest |logit|\n", kSteps,
+              worst);
+}
+
+TEST_F(GpuVsCpuTest, TwoRunsAreBitIdentical) {
+  auto lp = devicePlan();
+  ASSERT_TRUE(lp);
+  auto first = CudaExecutor::create(lp);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  GpuRun a = runGpu(**first, *lp);
+  // The same executor after reset(), then a second executor.
+  ASSERT_TRUE((*first)->reset().ok());
+  GpuRun b = runGpu(**first, *lp);
+  auto second = CudaExecutor::create(lp);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  GpuRun c = runGpu(**second, *lp);
+  ASSERT_EQ(a.logits.size(), size_t(kSteps));
+  for (const GpuRun *other : {&b, &c}) {
+    ASSERT_EQ(other->logits.size(), a.logits.size());
+    EXPECT_EQ(other->tokens, a.tokens);
+    for (size_t s = 0; s < a.logits.size(); ++s)
+      EXPECT_EQ(std::memcmp(a.logits[s].data(), other->logits[s].data(),
+                            a.logits[s].size() * sizeof(float)),
+                0)
+          << "logits of step " << s << " differ between runs";
+  }
+}
+
+TEST_F(GpuVsCpuTest, OneLaunchOfManyStepsMatchesTheCpuAndItself) {
+  // The in-kernel token loop: 64 steps in one launch (grid barriers between
+  // steps, selection on every worker), 32 prompt tokens then up to 32
+  // generated, twice, and once on the CPU.
+  auto lp = devicePlan();
+  ASSERT_TRUE(lp);
+  LaunchArgs args;
+  args.startPos = 0;
+  args.promptLen = kSteps / 2;
+  args.maxSteps = kSteps;
+  args.maxNew = kSteps;
+  for (int32_t i = 0; i < args.promptLen; ++i)
+    args.prompt[i] = feedToken(*lp, i);
+
+  CpuExecutor cpu(lp, 4);
+  auto want = cpu.launch(args);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  std::vector<plan::StepState> states;
+  std::vector<std::vector<float>> logits;
+  for (int run = 0; run < 2; ++run) {
+    auto gpu = CudaExecutor::create(lp);
+    ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+    auto got = (*gpu)->launch(args);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    auto l = (*gpu)->logits();
+    ASSERT_TRUE(l.ok()) << l.status().message();
+    states.push_back(*got);
+    logits.push_back(*l);
+  }
+  EXPECT_EQ(std::memcmp(&states[0], &states[1], sizeof(plan::StepState)), 0);
+  EXPECT_EQ(logits[0], logits[1]);
+  const plan::StepState &got = states[0];
+  EXPECT_EQ(got.steps, want->steps);
+  EXPECT_EQ(got.done, want->done);
+  EXPECT_EQ(got.error, 0);
+  ASSERT_EQ(got.generated, want->generated);
+  for (int32_t i = 0; i < got.generated; ++i)
+    EXPECT_EQ(got.tokens[i], want->tokens[i]) << "generated token " << i;
+  double scale = 0, err = 0;
+  for (size_t i = 0; i < logits[0].size(); ++i) {
+    scale = std::max(scale, std::abs(double(cpu.logits()[i])));
+    err = std::max(err, std::abs(double(logits[0][i]) - double(cpu.logits()[i])));
+  }
+  EXPECT_LE(err, kTolerance * scale) << "the last step's logits";
+}
+
+TEST_F(GpuVsCpuTest, RefusesAPlanForAnotherArch) {
+  std::string other = device.arch == "sm_90" ? "sm_86" : "sm_90";
+  auto lp = compileAndPack(other, std::min(device.smCount, 20));
+  ASSERT_TRUE(lp);
+  auto gpu = CudaExecutor::create(lp);
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_NE(gpu.status().message().find("made for " + other), std::string::npos)
+      << gpu.status().message();
+  EXPECT_EQ(gpu.status().message().find('\n'), std::string::npos) << "one line";
+}
+
+TEST_F(GpuVsCpuTest, RefusesMoreWorkersThanSms) {
+  auto lp = compileAndPack(device.arch, device.smCount + 1);
+  ASSERT_TRUE(lp);
+  auto gpu = CudaExecutor::create(lp);
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_NE(gpu.status().message().find("SMs"), std::string::npos) << gpu.status().message();
+}
+
+TEST_F(GpuVsCpuTest, FingerprintIsStable) {
+  std::string f = CudaExecutor::kernelFingerprint(0);
+  EXPECT_EQ(f.size(), 16u);
+  EXPECT_EQ(f, CudaExecutor::kernelFingerprint(0));
+}
+
+} // namespace
