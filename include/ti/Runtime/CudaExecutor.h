@@ -34,14 +34,14 @@ namespace ti {
 
 /// What the worker kernel looks like on a device (for the probe and reports).
 struct WorkerAttributes {
-  int registers = 0;            // Per thread.
-  size_t localBytes = 0;        // Local memory per thread (stack frame; spills show here).
-  size_t staticSharedBytes = 0; // Per block, besides the dynamic shared memory.
+  int registers = 0;             // Per thread.
+  size_t localBytes = 0;         // Local memory per thread (stack frame; spills show here).
+  size_t staticSharedBytes = 0;  // Per block, besides the dynamic shared memory.
   size_t dynamicSharedBytes = 0; // What the occupancy below was computed with.
   int maxThreadsPerBlock = 0;
   int binaryVersion = 0; // The cubin's arch (90 = sm_90) the device runs.
   int ptxVersion = 0;
-  int blocksPerSm = 0;   // Co-resident 1024-thread blocks per SM (must be >= 1).
+  int blocksPerSm = 0; // Co-resident 1024-thread blocks per SM (must be >= 1).
 };
 
 /// The device facts a target file needs.

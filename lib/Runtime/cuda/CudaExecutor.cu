@@ -44,11 +44,11 @@ Status cudaFailure(cudaError_t error, const char *expr, const char *file, int li
 
 /// Evaluates a CUDA runtime call; on failure, returns the error as a Status
 /// from the enclosing function.
-#define TI_CUDA_CHECK(expr)                                                                 \
-  do {                                                                                      \
-    cudaError_t tiCudaError_ = (expr);                                                      \
-    if (tiCudaError_ != cudaSuccess)                                                        \
-      return cudaFailure(tiCudaError_, #expr, __FILE__, __LINE__);                          \
+#define TI_CUDA_CHECK(expr)                                                                        \
+  do {                                                                                             \
+    cudaError_t tiCudaError_ = (expr);                                                             \
+    if (tiCudaError_ != cudaSuccess)                                                               \
+      return cudaFailure(tiCudaError_, #expr, __FILE__, __LINE__);                                 \
   } while (0)
 
 namespace {
@@ -154,10 +154,10 @@ struct CudaExecutor::Impl {
 
   ~Impl() {
     cudaSetDevice(device);
-    for (void *p : {static_cast<void *>(weights), static_cast<void *>(arena),
-                    static_cast<void *>(tasks), static_cast<void *>(workerBegin),
-                    static_cast<void *>(waveBarriers), static_cast<void *>(params),
-                    static_cast<void *>(counter)})
+    for (void *p :
+         {static_cast<void *>(weights), static_cast<void *>(arena), static_cast<void *>(tasks),
+          static_cast<void *>(workerBegin), static_cast<void *>(waveBarriers),
+          static_cast<void *>(params), static_cast<void *>(counter)})
       if (p)
         cudaFree(p);
     if (stream)
@@ -173,13 +173,15 @@ Status CudaExecutor::Impl::uploadPlan() {
 
   // The weights data, in chunks straight from the mapping.
   const uint64_t weightBytes = lp->weights->dataBytes();
-  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&weights), std::max<uint64_t>(weightBytes, 16)));
+  TI_CUDA_CHECK(
+      cudaMalloc(reinterpret_cast<void **>(&weights), std::max<uint64_t>(weightBytes, 16)));
   constexpr uint64_t kChunk = 64ull << 20;
   for (uint64_t at = 0; at < weightBytes; at += kChunk)
     TI_CUDA_CHECK(cudaMemcpy(weights + at, lp->weights->data() + at,
                              std::min(kChunk, weightBytes - at), cudaMemcpyHostToDevice));
 
-  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&arena), std::max<uint64_t>(p.arenaBytes, 16)));
+  TI_CUDA_CHECK(
+      cudaMalloc(reinterpret_cast<void **>(&arena), std::max<uint64_t>(p.arenaBytes, 16)));
   TI_CUDA_CHECK(cudaMemset(arena, 0, std::max<uint64_t>(p.arenaBytes, 16)));
   TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&counter), sizeof(uint32_t)));
   TI_CUDA_CHECK(cudaMemset(counter, 0, sizeof(uint32_t)));
@@ -280,8 +282,8 @@ StatusOr<WorkerAttributes> CudaExecutor::workerAttributes(int device, size_t dyn
   a.maxThreadsPerBlock = fa.maxThreadsPerBlock;
   a.binaryVersion = fa.binaryVersion;
   a.ptxVersion = fa.ptxVersion;
-  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &a.blocksPerSm, cuda::workerEntry(), cuda::kThreads, dynamicSharedBytes));
+  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a.blocksPerSm, cuda::workerEntry(),
+                                                              cuda::kThreads, dynamicSharedBytes));
   return a;
 }
 
@@ -344,8 +346,8 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
   if (!attributes)
     return attributes.status();
   if (attributes->blocksPerSm < 1)
-    return Status::error("the worker (" + std::to_string(attributes->registers) +
-                         " registers x " + std::to_string(cuda::kThreads) + " threads, " +
+    return Status::error("the worker (" + std::to_string(attributes->registers) + " registers x " +
+                         std::to_string(cuda::kThreads) + " threads, " +
                          std::to_string(shared + fa.sharedSizeBytes) +
                          " bytes of shared memory) cannot be resident on an SM of " + gpu);
   if (!p.target.workerFingerprint.empty()) {
@@ -380,12 +382,12 @@ StatusOr<plan::StepState> CudaExecutor::launch(const LaunchArgs &launchArgs) {
   args.launch = launchArgs;
   TI_CUDA_CHECK(cudaMemcpyAsync(m.arena + lp.promptOffset, launchArgs.prompt,
                                 sizeof launchArgs.prompt, cudaMemcpyHostToDevice, m.stream));
-  TI_CUDA_CHECK(cudaMemsetAsync(m.arena + lp.stepStateOffset, 0, sizeof(plan::StepState), m.stream));
+  TI_CUDA_CHECK(
+      cudaMemsetAsync(m.arena + lp.stepStateOffset, 0, sizeof(plan::StepState), m.stream));
   TI_CUDA_CHECK(cudaMemsetAsync(m.counter, 0, sizeof(uint32_t), m.stream));
   void *params[] = {&args};
   TI_CUDA_CHECK(cudaLaunchCooperativeKernel(cuda::workerEntry(), dim3(m.workers),
-                                            dim3(cuda::kThreads), params, m.sharedBytes,
-                                            m.stream));
+                                            dim3(cuda::kThreads), params, m.sharedBytes, m.stream));
   plan::StepState state;
   TI_CUDA_CHECK(cudaMemcpyAsync(&state, m.arena + lp.stepStateOffset, sizeof state,
                                 cudaMemcpyDeviceToHost, m.stream));

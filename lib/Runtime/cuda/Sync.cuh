@@ -39,7 +39,8 @@ __device__ __forceinline__ void blockBarrier() { __syncthreads(); }
 /// not in a register held across the whole token loop.
 class GridBarrier {
 public:
-  __device__ GridBarrier(uint32_t *counter, uint32_t *arrivals) : counter_(counter), arrivals_(arrivals) {
+  __device__ GridBarrier(uint32_t *counter, uint32_t *arrivals)
+      : counter_(counter), arrivals_(arrivals) {
     if (threadIdx.x == 0)
       *arrivals_ = 0;
   }

@@ -101,8 +101,8 @@ __device__ void attendValues(const KernelArgs &a, const plan::TaskRecord &t,
   blockBarrier();
 }
 
-__device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &t,
-                                   const Step &step, const Scratch &s) {
+__device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
+                                   const Scratch &s) {
   const AttentionTask at = attentionTask(a, t, step);
   if (!step.longMode && at.chunk != 0)
     return;
@@ -118,7 +118,8 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   const float *qkv = arenaF32(a, t.in[0]);
   for (uint32_t idx = threadIdx.x; idx < (group + 1) * half; idx += kThreads) {
     uint32_t r = idx / half, i = idx % half;
-    const float *src = r < group ? qkv + uint64_t(g * group + r) * d : qkv + a.model.qRows() + g * d;
+    const float *src =
+        r < group ? qkv + uint64_t(g * group + r) * d : qkv + a.model.qRows() + g * d;
     float sn, cs;
     sincosf(static_cast<float>(step.pos) * invFreq[i], &sn, &cs);
     float x0 = src[i], x1 = src[i + half];
@@ -195,8 +196,8 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   }
 }
 
-__device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &t,
-                                   const Step &step, const Scratch &s) {
+__device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
+                                   const Scratch &s) {
   if (!step.longMode)
     return;
   const AttentionTask at = attentionTask(a, t, step);
