@@ -39,11 +39,13 @@ Status ti::checkPrompt(const std::vector<int32_t> &prompt, const plan::Plan &p) 
 }
 
 StatusOr<GenerateResult> ti::generate(const plan::Plan &p, const LaunchFn &launch,
-                                      const std::vector<int32_t> &prompt, int32_t maxNew) {
+                                      const std::vector<int32_t> &prompt, int32_t maxNew,
+                                      const GenerateOptions &options) {
   if (Status s = checkPrompt(prompt, p); !s.ok())
     return s;
   using Clock = std::chrono::steady_clock;
-  const int32_t maxSteps = plan::kMaxStepsPerLaunch;
+  const int32_t maxSteps =
+      std::clamp<int32_t>(options.stepsPerLaunch, 1, plan::kMaxStepsPerLaunch);
   const int32_t context = p.model.maxContext;
   GenerateResult r;
   int32_t pos = 0;
@@ -61,8 +63,12 @@ StatusOr<GenerateResult> ti::generate(const plan::Plan &p, const LaunchFn &launc
     auto state = launch(a);
     seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     ++r.launches;
-    if (state)
+    if (state) {
       pos += state->steps;
+      if (options.afterLaunch)
+        if (Status s = options.afterLaunch(*state); !s.ok())
+          return s;
+    }
     return state;
   };
 

@@ -14,6 +14,7 @@
 #endif
 #include "ti/Runtime/Generate.h"
 #include "ti/Runtime/LoadedPlan.h"
+#include "ti/Support/AtomicFile.h"
 
 #include <CLI/CLI.hpp>
 
@@ -62,6 +63,10 @@ int main(int argc, char **argv) {
   app.add_option("--backend", backend, "cpu, cuda, or auto (the GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("--threads", threads, "CPU backend: threads (default: all)");
+  std::string dumpLogits;
+  app.add_option("--dump-logits", dumpLogits,
+                 "run one step per launch and write every step's logits to this file "
+                 "(float32, vocab values per step, prompt steps included)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {
@@ -114,9 +119,38 @@ int main(int argc, char **argv) {
     cpu = std::make_unique<ti::CpuExecutor>(*loaded, threads);
     launch = [&](const ti::LaunchArgs &a) { return cpu->launch(a); };
   }
-  auto result = ti::generate(plan, launch, prompt, count);
+  ti::GenerateOptions options;
+  std::unique_ptr<ti::AtomicFileWriter> logitsOut;
+  if (!dumpLogits.empty()) {
+    logitsOut = std::make_unique<ti::AtomicFileWriter>();
+    if (std::string e = logitsOut->open(dumpLogits); !e.empty())
+      return fail(e);
+    options.stepsPerLaunch = 1;
+    options.afterLaunch = [&](const ti::plan::StepState &state) -> ti::Status {
+      if (state.steps == 0)
+        return ti::Status();
+      std::vector<float> logits;
+#ifdef TI_HAVE_CUDA
+      if (gpu) {
+        auto copied = gpu->logits();
+        if (!copied)
+          return copied.status();
+        logits = std::move(*copied);
+      }
+#endif
+      if (cpu)
+        logits.assign(cpu->logits(), cpu->logits() + plan.model.vocab);
+      if (std::string e = logitsOut->write(logits.data(), logits.size() * sizeof(float)); !e.empty())
+        return ti::Status::error(e);
+      return ti::Status();
+    };
+  }
+  auto result = ti::generate(plan, launch, prompt, count, options);
   if (!result)
     return fail(result.status().message());
+  if (logitsOut)
+    if (std::string e = logitsOut->commit(); !e.empty())
+      return fail(e);
 
   std::ostringstream out;
   for (size_t i = 0; i < result->tokens.size(); ++i)

@@ -36,8 +36,17 @@ struct GenerateResult {
 /// than the context. One line.
 Status checkPrompt(const std::vector<int32_t> &prompt, const plan::Plan &plan);
 
+/// Optional knobs of generate(): launches of at most `stepsPerLaunch` steps
+/// (1 runs one step per launch, so that `afterLaunch` sees every step's
+/// logits), and a callback after each launch.
+struct GenerateOptions {
+  int32_t stepsPerLaunch = plan::kMaxStepsPerLaunch;
+  std::function<Status(const plan::StepState &)> afterLaunch;
+};
+
 StatusOr<GenerateResult> generate(const plan::Plan &plan, const LaunchFn &launch,
-                                  const std::vector<int32_t> &prompt, int32_t maxNew);
+                                  const std::vector<int32_t> &prompt, int32_t maxNew,
+                                  const GenerateOptions &options = {});
 
 const char *stopReason(GenerateResult::Stop stop);
 

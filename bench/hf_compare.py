@@ -1,0 +1,111 @@
+"""Greedy decoding by tirun against Hugging Face Transformers, same weights.
+
+1. A randomly initialised LlamaForCausalLM with the exact Llama-3.2-1B config
+   (seeded; norm scales perturbed around 1 so a dropped scale would show),
+   in BF16, saved with save_pretrained as safetensors.
+2. tipack packs that checkpoint for the plan; tirun decodes N greedy steps from
+   a fixed prompt and dumps every step's logits (--dump-logits).
+3. Transformers runs the same token sequence (prompt + tirun's tokens) in one
+   causal forward pass (eager attention, BF16, on the GPU) and gives the logits
+   at every position. Reported: per-step relative logit error (max |a - b| /
+   max |b|), and for every generated token whether Transformers' argmax agrees;
+   a disagreement is listed with Transformers' top-2 gap and one BF16 ULP at
+   that logit (a near-tie when the gap is at most one ULP).
+
+usage: hf_compare.py TIC TIPACK TIRUN GRAPH WORKDIR [--steps 64] [--backend cuda]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import transformers
+from transformers import LlamaConfig, LlamaForCausalLM
+
+p = argparse.ArgumentParser()
+p.add_argument("tic")
+p.add_argument("tipack")
+p.add_argument("tirun")
+p.add_argument("graph")
+p.add_argument("work")
+p.add_argument("--steps", type=int, default=64)
+p.add_argument("--backend", default="cuda")
+p.add_argument("--seed", type=int, default=1234)
+args = p.parse_args()
+os.makedirs(args.work, exist_ok=True)
+torch.manual_seed(args.seed)
+
+rope = {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+base = dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+            num_attention_heads=32, num_key_value_heads=8, head_dim=64,
+            max_position_embeddings=131072, rms_norm_eps=1e-5, tie_word_embeddings=True,
+            bos_token_id=128000, eos_token_id=[128001, 128009], hidden_act="silu",
+            attention_bias=False, mlp_bias=False)
+# Transformers 5 names the RoPE settings rope_parameters (theta inside);
+# earlier versions rope_scaling and rope_theta.
+try:
+    config = LlamaConfig(**base, rope_parameters=dict(rope, rope_theta=500000.0))
+    assert config.rope_parameters["rope_type"] == "llama3"
+except Exception:
+    config = LlamaConfig(**base, rope_scaling=rope, rope_theta=500000.0)
+config._attn_implementation = "eager"
+model = LlamaForCausalLM(config)
+with torch.no_grad():
+    for name, param in model.named_parameters():
+        if name.endswith("norm.weight"):
+            param.copy_(1.0 + 0.1 * torch.randn_like(param))
+model = model.to(torch.bfloat16)
+ckpt = os.path.join(args.work, "checkpoint")
+model.save_pretrained(ckpt, safe_serialization=True)
+print(f"transformers {transformers.__version__}, torch {torch.__version__}: saved {ckpt}")
+
+plan = os.path.join(args.work, "plan.fb")
+weights = os.path.join(args.work, "weights.bin")
+logits_file = os.path.join(args.work, "logits.f32")
+subprocess.run([args.tic, args.graph, "--target", "h200", "-o", plan], check=True)
+subprocess.run([args.tipack, plan, "--checkpoint", ckpt, "-o", weights], check=True)
+prompt = [128000, 791, 6864, 315, 9822, 374]
+run = subprocess.run([args.tirun, plan, weights, "--backend", args.backend, "--prompt-tokens",
+                      ",".join(map(str, prompt)), "-n", str(args.steps), "--dump-logits",
+                      logits_file], check=True, capture_output=True, text=True)
+print(run.stderr.strip())
+generated = [int(t) for t in run.stdout.split()]
+ours = np.fromfile(logits_file, dtype=np.float32).reshape(-1, config.vocab_size)
+
+sequence = prompt + generated[:-1]  # The tokens fed, one per step.
+assert ours.shape[0] == len(sequence), (ours.shape, len(sequence))
+model = model.cuda().eval()
+with torch.no_grad():
+    theirs = model(torch.tensor([sequence], device="cuda")).logits[0].float().cpu().numpy()
+
+errors = np.abs(ours - theirs).max(axis=1) / np.abs(theirs).max(axis=1)
+report = {"steps": len(sequence), "max_rel_error": float(errors.max()),
+          "median_rel_error": float(np.median(errors)), "disagreements": []}
+agree = 0
+for i, token in enumerate(generated):
+    step = len(prompt) - 1 + i
+    row = theirs[step]
+    top2 = np.argsort(row)[-2:][::-1]
+    if top2[0] == token:
+        agree += 1
+        continue
+    gap = float(row[top2[0]] - row[top2[1]])
+    # One BF16 unit in the last place at the top logit: Transformers computes
+    # the logits in BF16, so two logits one ULP apart are a tie to rounding.
+    resolution = float(2.0 ** (np.floor(np.log2(abs(row[top2[0]]))) - 7))
+    report["disagreements"].append({"generated": i, "ours": token, "transformers": int(top2[0]),
+                                    "top2_gap": gap, "bf16_ulp": resolution,
+                                    "near_tie": gap <= resolution})
+report["generated"] = len(generated)
+report["agree"] = agree
+print(json.dumps(report, indent=1))
+real = [d for d in report["disagreements"] if not d["near_tie"]]
+print(f"greedy tokens: {agree}/{len(generated)} agree; "
+      f"{len(report['disagreements']) - len(real)} near-ties, {len(real)} real disagreements; "
+      f"logits relative error: max {report['max_rel_error']:.3g}, "
+      f"median {report['median_rel_error']:.3g}")
+sys.exit(1 if real else 0)
