@@ -64,6 +64,9 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("--threads", threads, "CPU backend: threads (default: all)");
   std::string dumpLogits;
+  int32_t dumpFrom = 0;
+  app.add_option("--dump-from", dumpFrom,
+                 "with --dump-logits: only the steps at this position and later");
   app.add_option("--dump-logits", dumpLogits,
                  "run one step per launch and write every step's logits to this file "
                  "(float32, vocab values per step, prompt steps included)");
@@ -126,8 +129,12 @@ int main(int argc, char **argv) {
     if (std::string e = logitsOut->open(dumpLogits); !e.empty())
       return fail(e);
     options.stepsPerLaunch = 1;
-    options.afterLaunch = [&](const ti::plan::StepState &state) -> ti::Status {
+    options.afterLaunch = [&, position = int32_t(0)](const ti::plan::StepState &state) mutable
+        -> ti::Status {
       if (state.steps == 0)
+        return ti::Status();
+      position += state.steps; // One step per launch: the step just run was at position - 1.
+      if (position - 1 < dumpFrom)
         return ti::Status();
       std::vector<float> logits;
 #ifdef TI_HAVE_CUDA
