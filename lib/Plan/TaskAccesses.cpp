@@ -142,6 +142,19 @@ void Builder::attention(bool values) {
   auto partialsOf = [&](uint64_t chunk) {
     return add(partials, mul(chunk * heads + firstHead, d * 4));
   };
+  // Chunk c's part of the group's score rows (long mode only).
+  auto scoreRows = [&](bool write) {
+    Access s;
+    s.kind = AccessKind::ChunkedRows;
+    s.operand = Operand::Out0;
+    s.write = write;
+    s.begin = scores;
+    s.end = add(scores, rowsBytes);
+    s.chunk = c;
+    s.chunks = chunks;
+    s.expectedKinds = kindBit(BufferKind::AttentionWorkspace);
+    out.push_back(s);
+  };
 
   if (values) {
     if (!isLong)
@@ -149,15 +162,7 @@ void Builder::attention(bool values) {
     // Only the last chunk holds position pos, whose value row this step wrote.
     cache(AccessKind::CacheHistory, Operand::In2, false, t.in[2], colBegin, colEnd,
           BufferKind::VCache, /*inclusive=*/c + 1 == chunks);
-    Access s;
-    s.kind = AccessKind::ChunkedRows;
-    s.operand = Operand::Out0;
-    s.begin = scores;
-    s.end = add(scores, rowsBytes);
-    s.chunk = c;
-    s.chunks = chunks;
-    s.expectedKinds = kindBit(BufferKind::AttentionWorkspace);
-    out.push_back(s);
+    scoreRows(/*write=*/false);
     for (uint64_t other = 0; other < chunks; ++other)
       plain(Operand::Out0, false, statsOf(other), group * 8, BufferKind::AttentionWorkspace);
     plain(Operand::Out0, true, partialsOf(c), group * d * 4, BufferKind::AttentionWorkspace);
@@ -185,16 +190,7 @@ void Builder::attention(bool values) {
     plain(Operand::Out0, true, partialsOf(0), group * d * 4, BufferKind::AttentionWorkspace);
     return;
   }
-  Access s;
-  s.kind = AccessKind::ChunkedRows;
-  s.operand = Operand::Out0;
-  s.write = true;
-  s.begin = scores;
-  s.end = add(scores, rowsBytes);
-  s.chunk = c;
-  s.chunks = chunks;
-  s.expectedKinds = kindBit(BufferKind::AttentionWorkspace);
-  out.push_back(s);
+  scoreRows(/*write=*/true);
   plain(Operand::Out0, true, statsOf(c), group * 8, BufferKind::AttentionWorkspace);
 }
 
