@@ -134,7 +134,8 @@ StatusOr<plan::StepState> CpuExecutor::launch(const LaunchArgs &args) {
     // Wave 0: every worker's SelectToken. They all compute the same token;
     // the recording one also updates the StepState.
     int32_t token = -1;
-    for (const plan::TaskRecord &t : p.tasks) {
+    for (uint32_t i : lp.waveTasks[0]) { // The verifier put every SelectToken here.
+      const plan::TaskRecord &t = p.tasks[i];
       if (plan::Opcode(t.opcode) != plan::Opcode::SelectToken)
         continue;
       bool record = t.flags & plan::kFlagRecord;
