@@ -2,18 +2,26 @@
 //
 //   tirun plan.fb weights.bin --prompt-tokens 128000,791,6864 -n 32
 //   tirun plan.fb weights.bin --backend cpu --threads 2
+//   tirun probe -o target.json          (Probe.cpp)
 //
 // Loads and checks the plan and its weights (nothing runs on a bad input),
 // decodes greedily, prints the generated token ids on standard output and the
 // timing on standard error. Exit status 0 or 1.
 //
+// `probe` is told apart by argv[1] before anything is parsed: a CLI11
+// subcommand beside the two required positionals would make them optional
+// for every run (a plan file named probe can be given as ./probe).
+//
 //===----------------------------------------------------------------------===//
+#include "Probe.h"
+
 #include "ti/Runtime/CpuExecutor.h"
 #ifdef TI_HAVE_CUDA
 #include "ti/Runtime/CudaExecutor.h"
 #endif
 #include "ti/Runtime/Generate.h"
 #include "ti/Runtime/LoadedPlan.h"
+#include "ti/Runtime/Trace.h"
 #include "ti/Support/AtomicFile.h"
 
 #include <CLI/CLI.hpp>
@@ -52,7 +60,11 @@ ti::StatusOr<std::vector<int32_t>> parseTokens(const std::string &text) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc > 1 && std::string(argv[1]) == "probe")
+    return ti::tirun::runProbe(argc - 1, argv + 1);
   CLI::App app{"tirun: runs a decode plan"};
+  app.footer("tirun probe [-o target.json]: measures this GPU and writes a target file for "
+             "tic --target-file (tirun probe --help)");
   std::string planPath, weightsPath, promptText, backend = "auto";
   int32_t count = 16;
   unsigned threads = 0;
@@ -70,6 +82,11 @@ int main(int argc, char **argv) {
   app.add_option("--dump-logits", dumpLogits,
                  "run one step per launch and write every step's logits to this file "
                  "(float32, vocab values per step, prompt steps included)");
+  std::string tracePath;
+  app.add_option("--trace", tracePath,
+                 "CUDA backend: record every worker's tasks and barrier waits over one step of "
+                 "the last launch (its second step, or its only one) and write them as "
+                 "Chrome/Perfetto trace JSON to this file");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {
@@ -111,6 +128,9 @@ int main(int argc, char **argv) {
     if (!created)
       return fail(created.status().message());
     gpu = std::move(*created);
+    if (!tracePath.empty())
+      if (ti::Status s = gpu->setTrace(true); !s.ok())
+        return fail(s.message());
     launch = [&](const ti::LaunchArgs &a) { return gpu->launch(a); };
     used = "cuda";
   }
@@ -118,6 +138,8 @@ int main(int argc, char **argv) {
   if (backend == "cuda")
     return fail("this tirun was built without CUDA (configure with -DTI_ENABLE_CUDA=ON)");
 #endif
+  if (!launch && !tracePath.empty())
+    return fail("--trace needs the CUDA backend");
   if (!launch) {
     cpu = std::make_unique<ti::CpuExecutor>(*loaded, threads);
     launch = [&](const ti::LaunchArgs &a) { return cpu->launch(a); };
@@ -158,6 +180,21 @@ int main(int argc, char **argv) {
   if (logitsOut)
     if (std::string e = logitsOut->commit(); !e.empty())
       return fail(e);
+#ifdef TI_HAVE_CUDA
+  if (gpu && !tracePath.empty()) {
+    auto events = gpu->trace();
+    if (!events)
+      return fail(events.status().message());
+    ti::AtomicFileWriter traceOut;
+    if (std::string e = traceOut.open(tracePath); !e.empty())
+      return fail(e);
+    std::string text = ti::traceToChromeJson(plan, *events);
+    if (std::string e = traceOut.write(text.data(), text.size()); !e.empty())
+      return fail(e);
+    if (std::string e = traceOut.commit(); !e.empty())
+      return fail(e);
+  }
+#endif
 
   std::ostringstream out;
   for (size_t i = 0; i < result->tokens.size(); ++i)

@@ -10,8 +10,11 @@
 // create() refuses, with one line, a GPU the plan cannot run on: no GPU, a
 // target arch other than the device's compute capability, more workers than
 // SMs, a worker that cannot be co-resident one block per SM with the shared
-// memory the plan needs, a plan made for another worker binary (fingerprint),
-// or a plan the kernel does not support (see checkKernelSupport).
+// memory the plan needs, a plan made for another worker binary or GPU (a
+// target written by `tirun probe` carries the worker's fingerprint: a hash of
+// its machine code, see kernelFingerprint; a plan with one runs only where this
+// binary's worker has the same), or a plan the kernel does not support (see
+// checkKernelSupport).
 //
 // Ownership: shares the LoadedPlan (and so its weights mapping, read only at
 // creation); owns its device memory and stream, released by the destructor.
@@ -24,6 +27,7 @@
 
 #include "ti/Runtime/Launch.h"
 #include "ti/Runtime/LoadedPlan.h"
+#include "ti/Runtime/TraceEvent.h"
 
 #include <cstdint>
 #include <memory>
@@ -50,6 +54,24 @@ struct CudaDeviceInfo {
   std::string arch; // "sm_90"
   int smCount = 0;
   size_t sharedPerBlockOptin = 0;
+  int registersPerSm = 0; // 32-bit registers of one SM (65536 on every supported GPU).
+  size_t l2Bytes = 0;
+  size_t memoryBytes = 0; // Global memory.
+};
+
+/// The image of the worker a device runs: one of the cubins or PTX texts nvcc
+/// embedded in this binary, with the SHA-256 the build computed of its code
+/// and data (lib/Runtime/cuda/HashMachineCode.cmake).
+struct WorkerImage {
+  bool jit = false;      // false: a cubin; true: the driver JIT-compiles PTX.
+  std::string name;      // "sm_90" (cubin) or "compute_90" (PTX).
+  std::string sha256;    // 64 hex digits.
+  int deviceArch = 0;    // What the device runs: 90 = sm_90 (the JIT's output arch).
+  int driverVersion = 0; // cudaDriverGetVersion (the JIT's compiler), 13000 = 13.0.
+
+  /// "sm_90 cubin 1accd23713e6" or "compute_90 PTX 0439fa1bf285, JIT-compiled
+  /// for sm_100 by driver 13000".
+  std::string describe() const;
 };
 
 class CudaExecutor {
@@ -70,6 +92,13 @@ public:
   /// Forgets the sequence: zeroes the arena (K/V cache included).
   Status reset();
 
+  /// Tracing: when on, each later launch records its step min(1, maxSteps - 1)
+  /// (step 0 also carries the launch's start) on every worker; trace() then
+  /// gives the last launch's events, one list per worker, in time order. Off
+  /// by default; off costs one untaken branch per task.
+  Status setTrace(bool on);
+  StatusOr<std::vector<std::vector<TraceEvent>>> trace() const;
+
   /// The worker's attributes on this executor's device, with its plan's
   /// dynamic shared memory.
   const WorkerAttributes &workerAttributes() const;
@@ -82,14 +111,25 @@ public:
   /// The worker's attributes on `device` with `dynamicSharedBytes` of dynamic
   /// shared memory per block.
   static StatusOr<WorkerAttributes> workerAttributes(int device, size_t dynamicSharedBytes);
-  /// A hash (16 hex digits) identifying the worker binary on `device`: FNV-1a
-  /// over (a) a SHA-256 that CMake computed of the worker's sources (every file
-  /// under lib/Runtime/cuda that the kernel includes, and the plan headers it
-  /// shares), the nvcc version, the CUDA architectures and flags it was built
-  /// with, and (b) the kernel's attributes on the device: registers, local,
-  /// static shared and constant bytes, max threads, binary and PTX versions.
-  /// It does not hash the machine code itself: the runtime API gives no access
-  /// to it. Empty on error.
+  /// Threads of one worker block, the kernel's compile-time block size
+  /// (Config.cuh's kThreads): what a target's threads_per_worker must be.
+  static uint32_t workerThreads();
+  /// Which embedded image of the worker `device` runs: the cubin whose arch
+  /// cudaFuncGetAttributes reports as the binary version, or, where the device
+  /// has no such cubin (or CUDA_FORCE_PTX_JIT is set), the PTX of the reported
+  /// PTX version, which the driver JIT-compiles.
+  static StatusOr<WorkerImage> workerImage(int device = 0);
+  /// A hash (16 hex digits) of the worker's machine code on `device`: FNV-1a
+  /// over the image workerImage() names, then over the kernel's attributes on
+  /// the device (registers, local, static shared and constant bytes, max
+  /// threads, binary and PTX versions). A cubin enters as "cubin", its arch and
+  /// the SHA-256 the build computed of its code and data (every ELF section of
+  /// the cubin the fat binary embeds but the debug ones); JIT-compiled PTX as
+  /// "ptx-jit", the SHA-256 of the PTX without its debug lines, the device
+  /// arch and the driver version (whose JIT makes the code). Any change of the
+  /// worker's sources, flags or nvcc that changes its code changes the hash;
+  /// touching a file, moving a comment or building in another directory does
+  /// not (those change only the line tables). Empty on error.
   static std::string kernelFingerprint(int device = 0);
 
 private:

@@ -43,16 +43,35 @@ TI_HOST_DEVICE inline plan::Candidate combineCandidates(const plan::Candidate *c
   return best;
 }
 
-/// What a worker does at the start of step `s`: returns the step's token, or
-/// -1 when the launch stops. With `state` (the recording worker) it also
-/// updates the StepState; every worker reaches the same result.
-TI_HOST_DEVICE inline int32_t selectToken(int32_t s, const LaunchArgs &args,
-                                          const SelectParams &params,
-                                          const plan::Candidate *candidates, uint32_t count,
-                                          plan::StepState *state) {
+/// A candidate and its slot, for combining candidates in parallel: folding
+/// preferred() over the slots in any grouping and order gives the candidate
+/// combineCandidates() returns (the first NaN by slot if there is one, else
+/// the largest value, the lowest index on ties).
+struct CandidateChoice {
+  plan::Candidate candidate;
+  uint32_t slot;
+};
+TI_HOST_DEVICE inline CandidateChoice preferred(const CandidateChoice &a, const CandidateChoice &b) {
+  const bool aNan = a.candidate.value != a.candidate.value;
+  const bool bNan = b.candidate.value != b.candidate.value;
+  if (aNan || bNan) {
+    if (aNan && bNan)
+      return a.slot < b.slot ? a : b;
+    return aNan ? a : b;
+  }
+  if (b.candidate.value > a.candidate.value ||
+      (b.candidate.value == a.candidate.value && b.candidate.index < a.candidate.index))
+    return b;
+  return a;
+}
+
+/// selectToken() given the previous step's combined candidate `c` (unused at
+/// step 0): the decisions that follow the combination.
+TI_HOST_DEVICE inline int32_t selectCombined(int32_t s, const LaunchArgs &args,
+                                             const SelectParams &params, plan::Candidate c,
+                                             plan::StepState *state) {
   int32_t best = -1;
   if (s > 0) {
-    plan::Candidate c = combineCandidates(candidates, count);
     if (c.value != c.value) {
       if (state)
         state->error = plan::kErrorNonFinite;
@@ -83,6 +102,19 @@ TI_HOST_DEVICE inline int32_t selectToken(int32_t s, const LaunchArgs &args,
   if (state)
     state->steps = s + 1;
   return s < args.promptLen ? args.prompt[s] : best;
+}
+
+/// What a worker does at the start of step `s`: returns the step's token, or
+/// -1 when the launch stops. With `state` (the recording worker) it also
+/// updates the StepState; every worker reaches the same result.
+TI_HOST_DEVICE inline int32_t selectToken(int32_t s, const LaunchArgs &args,
+                                          const SelectParams &params,
+                                          const plan::Candidate *candidates, uint32_t count,
+                                          plan::StepState *state) {
+  plan::Candidate c{};
+  if (s > 0)
+    c = combineCandidates(candidates, count);
+  return selectCombined(s, args, params, c, state);
 }
 
 } // namespace ti

@@ -14,6 +14,7 @@
 //              LmHead           x'[K], reused for the warps' best rows
 //              FfnPartial       x'[H] | act[n] | down partials[G][H] (G > 1)
 //              Attention*       q'[G*D] | k'[D] | value partials[kWarps][D]
+//              ReduceResidual   partials[P][rows] (when they fit)
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_CONFIG_CUH
@@ -40,6 +41,13 @@ constexpr uint32_t kWarps = kThreads / kWarpSize;
 constexpr uint32_t kVector = 8;
 /// Independent 16-byte loads a lane issues before using the first (GEMV rows).
 constexpr uint32_t kLoadsInFlight = 2;
+/// ReduceResidual stages its partials in shared memory up to this many floats
+/// (32 KiB: 128 partials of 64 rows).
+constexpr uint32_t kReduceStagedFloats = 8192;
+/// Query heads per kv head (G) the attention ops handle: they keep two softmax
+/// statistics per head of the group in registers (Llama 3 has G = 3 or 4;
+/// 8 would spill).
+constexpr uint32_t kMaxGroup = 4;
 /// Static shared memory the worker may use besides the dynamic array.
 constexpr uint32_t kStaticSharedBytes = 1024;
 /// The smallest opt-in shared memory per block of the supported GPUs (sm_86:
@@ -121,6 +129,10 @@ TI_CUDA_HD constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t, const M
   case plan::Opcode::AttentionScores:
   case plan::Opcode::AttentionValues:
     return attentionLayout(m).floats;
+  case plan::Opcode::ReduceResidual: {
+    const uint64_t staged = uint64_t(t.aux[1]) * (t.rowEnd - t.rowBegin);
+    return staged <= kReduceStagedFloats ? static_cast<uint32_t>(staged) : 0u;
+  }
   default:
     return 0;
   }

@@ -18,8 +18,9 @@
 #include "ti/Runtime/CudaExecutor.h"
 
 #include "Config.cuh"
+#include "CudaCheck.h"
 #include "KernelArgs.h"
-#include "WorkerSourceHash.h"
+#include "WorkerMachineCode.h"
 
 #include "ti/Runtime/CpuExecutor.h"
 
@@ -27,29 +28,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace ti;
-
-namespace {
-
-/// "file.cu:123: cudaMalloc(...): out of memory".
-Status cudaFailure(cudaError_t error, const char *expr, const char *file, int line) {
-  const char *base = std::strrchr(file, '/');
-  return Status::error(std::string(base ? base + 1 : file) + ":" + std::to_string(line) + ": " +
-                       expr + ": " + cudaGetErrorString(error));
-}
-
-} // namespace
-
-/// Evaluates a CUDA runtime call; on failure, returns the error as a Status
-/// from the enclosing function.
-#define TI_CUDA_CHECK(expr)                                                                        \
-  do {                                                                                             \
-    cudaError_t tiCudaError_ = (expr);                                                             \
-    if (tiCudaError_ != cudaSuccess)                                                               \
-      return cudaFailure(tiCudaError_, #expr, __FILE__, __LINE__);                                 \
-  } while (0)
 
 namespace {
 
@@ -102,6 +84,10 @@ Status ti::checkKernelSupport(const plan::Plan &p) {
   if (m.headDim % cuda::kVector || lanes == 0 || lanes > cuda::kWarpSize || (lanes & (lanes - 1)))
     return Status::error("head_dim " + std::to_string(m.headDim) +
                          ": the CUDA worker needs 8, 16, 32, 64, 128 or 256");
+  if (m.kvHeads == 0 || m.heads % m.kvHeads || m.heads / m.kvHeads > cuda::kMaxGroup)
+    return Status::error(std::to_string(m.heads) + " heads over " + std::to_string(m.kvHeads) +
+                         " kv heads: the CUDA worker needs at most " +
+                         std::to_string(cuda::kMaxGroup) + " query heads per kv head");
   if (m.hidden % cuda::kVector)
     return Status::error("hidden " + std::to_string(m.hidden) +
                          ": the CUDA worker needs a multiple of 8");
@@ -147,6 +133,9 @@ struct CudaExecutor::Impl {
   uint8_t *waveBarriers = nullptr;
   float *params = nullptr;
   uint32_t *counter = nullptr;
+  TraceEvent *traceEvents = nullptr; // [workers][traceCapacity] while tracing.
+  uint32_t *traceCounts = nullptr;   // [workers]
+  uint32_t traceCapacity = 0;
   size_t sharedBytes = 0;
   uint32_t workers = 0;
   cuda::KernelArgs args{}; // All but `launch`, filled at creation.
@@ -157,7 +146,8 @@ struct CudaExecutor::Impl {
     for (void *p :
          {static_cast<void *>(weights), static_cast<void *>(arena), static_cast<void *>(tasks),
           static_cast<void *>(workerBegin), static_cast<void *>(waveBarriers),
-          static_cast<void *>(params), static_cast<void *>(counter)})
+          static_cast<void *>(params), static_cast<void *>(counter),
+          static_cast<void *>(traceEvents), static_cast<void *>(traceCounts)})
       if (p)
         cudaFree(p);
     if (stream)
@@ -264,6 +254,9 @@ StatusOr<CudaDeviceInfo> CudaExecutor::deviceInfo(int device) {
   info.arch = archOf(prop);
   info.smCount = prop.multiProcessorCount;
   info.sharedPerBlockOptin = prop.sharedMemPerBlockOptin;
+  info.registersPerSm = prop.regsPerMultiprocessor;
+  info.l2Bytes = size_t(prop.l2CacheSize);
+  info.memoryBytes = prop.totalGlobalMem;
   return info;
 }
 
@@ -287,16 +280,72 @@ StatusOr<WorkerAttributes> CudaExecutor::workerAttributes(int device, size_t dyn
   return a;
 }
 
-std::string CudaExecutor::kernelFingerprint(int device) {
+uint32_t CudaExecutor::workerThreads() { return cuda::kThreads; }
+
+std::string WorkerImage::describe() const {
+  std::string text = name + (jit ? " PTX " : " cubin ") + sha256.substr(0, 12);
+  if (jit)
+    text += ", JIT-compiled for sm_" + std::to_string(deviceArch) + " by driver " +
+            std::to_string(driverVersion);
+  return text;
+}
+
+namespace {
+
+/// CUDA_FORCE_PTX_JIT=1 makes the driver ignore every cubin; the attributes
+/// then look like a cubin's (binary version = the device's arch).
+bool ptxJitForced() {
+  const char *v = std::getenv("CUDA_FORCE_PTX_JIT");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+const cuda::MachineCodeImage *findImage(int arch, bool ptx) {
+  for (const cuda::MachineCodeImage &image : cuda::kWorkerImages)
+    if (image.arch == arch && image.ptx == ptx)
+      return &image;
+  return nullptr;
+}
+
+} // namespace
+
+StatusOr<WorkerImage> CudaExecutor::workerImage(int device) {
+  TI_CUDA_CHECK(cudaSetDevice(device));
   cudaFuncAttributes fa;
-  if (cudaSetDevice(device) != cudaSuccess ||
-      cudaFuncGetAttributes(&fa, cuda::workerEntry()) != cudaSuccess) {
+  TI_CUDA_CHECK(cudaFuncGetAttributes(&fa, cuda::workerEntry()));
+  WorkerImage w;
+  w.deviceArch = fa.binaryVersion;
+  // The driver runs a cubin when one is compatible with the device (its
+  // binary version names it); otherwise it JIT-compiles the newest PTX the
+  // device can take, and the binary version is the JIT's target.
+  const cuda::MachineCodeImage *image =
+      ptxJitForced() ? nullptr : findImage(fa.binaryVersion, false);
+  if (!image) {
+    image = findImage(fa.ptxVersion, true);
+    if (!image)
+      return Status::error("the worker on GPU " + std::to_string(device) + " runs sm_" +
+                           std::to_string(fa.binaryVersion) + " code from PTX " +
+                           std::to_string(fa.ptxVersion) + ", an image this build did not hash");
+    w.jit = true;
+    TI_CUDA_CHECK(cudaDriverGetVersion(&w.driverVersion));
+  }
+  w.name = image->name;
+  w.sha256 = image->sha256;
+  return w;
+}
+
+std::string CudaExecutor::kernelFingerprint(int device) {
+  auto image = workerImage(device);
+  cudaFuncAttributes fa;
+  if (!image || cudaFuncGetAttributes(&fa, cuda::workerEntry()) != cudaSuccess) {
     cudaGetLastError();
     return "";
   }
   uint64_t h = 0xcbf29ce484222325ull;
-  const char *sources = TI_WORKER_SOURCE_HASH;
-  h = fnv1a(h, sources, std::strlen(sources));
+  std::string code = (image->jit ? "ptx-jit " : "cubin ") + image->name + " " + image->sha256;
+  if (image->jit)
+    code += " sm_" + std::to_string(image->deviceArch) + " driver " +
+            std::to_string(image->driverVersion);
+  h = fnv1a(h, code.data(), code.size());
   h = fnv1aValue(h, int64_t(fa.numRegs));
   h = fnv1aValue(h, uint64_t(fa.localSizeBytes));
   h = fnv1aValue(h, uint64_t(fa.sharedSizeBytes));
@@ -350,11 +399,20 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
                          std::to_string(cuda::kThreads) + " threads, " +
                          std::to_string(shared + fa.sharedSizeBytes) +
                          " bytes of shared memory) cannot be resident on an SM of " + gpu);
+  // A probed target names the worker binary it was measured with; its plan
+  // runs only with that machine code (the built-in targets name none).
   if (!p.target.workerFingerprint.empty()) {
+    auto image = workerImage(device);
+    if (!image)
+      return image.status();
     std::string mine = kernelFingerprint(device);
+    if (mine.empty())
+      return Status::error("cannot compute the worker's fingerprint on " + gpu);
     if (p.target.workerFingerprint != mine)
       return Status::error("the plan was made for worker " + p.target.workerFingerprint +
-                           ", this binary's worker on " + gpu + " is " + mine);
+                           " (target '" + p.target.name + "'), but this binary's worker on " + gpu +
+                           " is " + mine + " (" + image->describe() +
+                           "): probe again and recompile the plan");
   }
 
   std::unique_ptr<CudaExecutor> e(new CudaExecutor());
@@ -380,6 +438,13 @@ StatusOr<plan::StepState> CudaExecutor::launch(const LaunchArgs &launchArgs) {
                                      static_cast<int>(m.sharedBytes)));
   cuda::KernelArgs args = m.args;
   args.launch = launchArgs;
+  if (m.traceEvents) {
+    args.trace = m.traceEvents;
+    args.traceCounts = m.traceCounts;
+    args.traceCapacity = m.traceCapacity;
+    args.traceStep = std::min(1, launchArgs.maxSteps - 1);
+    TI_CUDA_CHECK(cudaMemsetAsync(m.traceCounts, 0, m.workers * sizeof(uint32_t), m.stream));
+  }
   TI_CUDA_CHECK(cudaMemcpyAsync(m.arena + lp.promptOffset, launchArgs.prompt,
                                 sizeof launchArgs.prompt, cudaMemcpyHostToDevice, m.stream));
   TI_CUDA_CHECK(
@@ -416,3 +481,49 @@ Status CudaExecutor::reset() {
 const WorkerAttributes &CudaExecutor::workerAttributes() const { return impl->attributes; }
 
 size_t CudaExecutor::dynamicSharedBytes() const { return impl->sharedBytes; }
+
+Status CudaExecutor::setTrace(bool on) {
+  Impl &m = *impl;
+  TI_CUDA_CHECK(cudaSetDevice(m.device));
+  if (!on) {
+    TI_CUDA_CHECK(cudaFree(m.traceEvents));
+    TI_CUDA_CHECK(cudaFree(m.traceCounts));
+    m.traceEvents = nullptr;
+    m.traceCounts = nullptr;
+    return Status();
+  }
+  if (m.traceEvents)
+    return Status();
+  // A worker records at most its tasks, one barrier per wave, the step's
+  // closing barrier and the selection.
+  const plan::Plan &p = m.lp->plan;
+  std::vector<uint32_t> perWorker(m.workers, 0);
+  for (const plan::TaskRecord &t : p.tasks)
+    ++perWorker[t.worker];
+  m.traceCapacity = *std::max_element(perWorker.begin(), perWorker.end()) +
+                    static_cast<uint32_t>(p.waves.size()) + 2;
+  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&m.traceEvents),
+                           size_t(m.workers) * m.traceCapacity * sizeof(TraceEvent)));
+  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&m.traceCounts), m.workers * sizeof(uint32_t)));
+  TI_CUDA_CHECK(cudaMemset(m.traceCounts, 0, m.workers * sizeof(uint32_t)));
+  return Status();
+}
+
+StatusOr<std::vector<std::vector<TraceEvent>>> CudaExecutor::trace() const {
+  const Impl &m = *impl;
+  if (!m.traceEvents)
+    return Status::error("tracing is off");
+  TI_CUDA_CHECK(cudaSetDevice(m.device));
+  std::vector<uint32_t> counts(m.workers);
+  std::vector<TraceEvent> all(size_t(m.workers) * m.traceCapacity);
+  TI_CUDA_CHECK(cudaMemcpy(counts.data(), m.traceCounts, counts.size() * sizeof(uint32_t),
+                           cudaMemcpyDeviceToHost));
+  TI_CUDA_CHECK(cudaMemcpy(all.data(), m.traceEvents, all.size() * sizeof(TraceEvent),
+                           cudaMemcpyDeviceToHost));
+  std::vector<std::vector<TraceEvent>> out(m.workers);
+  for (uint32_t w = 0; w < m.workers; ++w) {
+    const TraceEvent *first = all.data() + size_t(w) * m.traceCapacity;
+    out[w].assign(first, first + std::min(counts[w], m.traceCapacity));
+  }
+  return out;
+}

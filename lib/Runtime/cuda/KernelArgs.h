@@ -18,6 +18,7 @@
 #include "ti/Plan/TaskRecord.h"
 #include "ti/Runtime/Launch.h"
 #include "ti/Runtime/Select.h"
+#include "ti/Runtime/TraceEvent.h"
 
 #include <cstdint>
 
@@ -49,6 +50,14 @@ struct KernelArgs {
 
   LaunchArgs launch;
   SelectParams select;
+
+  // Tracing (TraceEvent.h); `trace` null: off. Thread 0 of worker w records
+  // step `traceStep`'s events at trace[w * traceCapacity ...] and their count
+  // at traceCounts[w].
+  TraceEvent *trace;
+  uint32_t *traceCounts;
+  uint32_t traceCapacity;
+  int32_t traceStep;
 };
 
 // Kernel parameters are limited to 4 KiB on every supported GPU (larger needs

@@ -62,7 +62,7 @@ __device__ void runTask(const KernelArgs &a, const plan::TaskRecord &t, const St
     runFfnPartial(a, t, ws, s);
     break;
   case plan::Opcode::ReduceResidual:
-    runReduceResidual(a, t);
+    runReduceResidual(a, t, s);
     break;
   case plan::Opcode::LmHead:
     runLmHead(a, t, ws, s);
@@ -74,16 +74,37 @@ __device__ void runTask(const KernelArgs &a, const plan::TaskRecord &t, const St
 }
 
 /// Step 1: this worker's token for step s, or -1 to stop; every thread gets it.
+/// Warp 0 combines the candidates (lane l takes slots l, l + 32, ... in
+/// order, then a butterfly of preferred(), which gives combineCandidates'
+/// choice in any grouping): the loads are in flight together, where one
+/// thread's scan would wait for each in turn. Thread 0 then decides exactly as
+/// CpuExecutor does (selectCombined).
 __device__ int32_t selectStep(const KernelArgs &a, int32_t s, int32_t *broadcast) {
-  if (threadIdx.x == 0) {
+  if (warpId() == 0) {
     const auto *candidates =
         reinterpret_cast<const plan::Candidate *>(a.arena + a.candidatesOffset);
-    auto *state = blockIdx.x == a.recordWorker
-                      ? reinterpret_cast<plan::StepState *>(a.arena + a.stepStateOffset)
-                      : nullptr;
-    int32_t token = selectToken(s, a.launch, a.select, candidates, a.candidateCount, state);
-    reinterpret_cast<int32_t *>(a.arena + a.tokenSlotsOffset)[blockIdx.x] = token;
-    *broadcast = token;
+    CandidateChoice best{candidates[0], 0};
+    if (s > 0) {
+      for (uint32_t i = laneId(); i < a.candidateCount; i += kWarpSize)
+        best = i == laneId() ? CandidateChoice{candidates[i], i}
+                             : preferred(best, CandidateChoice{candidates[i], i});
+      for (uint32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+        CandidateChoice other;
+        other.candidate.value = __shfl_xor_sync(0xffffffffu, best.candidate.value, offset);
+        other.candidate.index = __shfl_xor_sync(0xffffffffu, best.candidate.index, offset);
+        other.slot = __shfl_xor_sync(0xffffffffu, best.slot, offset);
+        // A lane past the last slot (fewer than 32 candidates) holds slot 0's.
+        best = preferred(best, other);
+      }
+    }
+    if (threadIdx.x == 0) {
+      auto *state = blockIdx.x == a.recordWorker
+                        ? reinterpret_cast<plan::StepState *>(a.arena + a.stepStateOffset)
+                        : nullptr;
+      int32_t token = selectCombined(s, a.launch, a.select, best.candidate, state);
+      reinterpret_cast<int32_t *>(a.arena + a.tokenSlotsOffset)[blockIdx.x] = token;
+      *broadcast = token;
+    }
   }
   blockBarrier();
   return *broadcast;
@@ -94,8 +115,47 @@ struct StaticShared {
   float warpSum[kWarps]; // Block reductions.
   int32_t token;         // The step's token, from thread 0.
   uint32_t arrivals;     // The grid barrier's (thread 0 only).
+  uint32_t traceCount;   // Events recorded this step (thread 0 only).
+  uint64_t traceBegan;   // The open event's start (thread 0 only).
 };
 static_assert(sizeof(StaticShared) <= kStaticSharedBytes, "within the static shared budget");
+
+/// The global timer (ns), the same clock on every SM.
+__device__ __forceinline__ uint64_t globalTimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Thread 0's record of one traced step. Its state lives in shared memory
+/// (thread 0's alone) and the kernel parameters, not in registers held across
+/// the step, so tracing off costs the GEMV loops nothing; each call is then a
+/// not-taken branch.
+struct Tracer {
+  const KernelArgs &a;
+  const bool on;
+  uint64_t &began;
+  uint32_t &count;
+  __device__ Tracer(const KernelArgs &args, int32_t step, uint64_t &beganSlot, uint32_t &countSlot)
+      : a(args), on(args.trace != nullptr && step == args.traceStep && threadIdx.x == 0),
+        began(beganSlot), count(countSlot) {
+    if (on)
+      count = 0;
+  }
+  __device__ __forceinline__ void begin() {
+    if (on)
+      began = globalTimer();
+  }
+  __device__ __forceinline__ void end(TraceKind kind, uint32_t index) {
+    if (on && count < a.traceCapacity)
+      a.trace[uint64_t(blockIdx.x) * a.traceCapacity + count++] =
+          TraceEvent{began, globalTimer(), static_cast<uint32_t>(kind), index};
+  }
+  __device__ void finish() {
+    if (on)
+      a.traceCounts[blockIdx.x] = count;
+  }
+};
 
 } // namespace
 
@@ -108,25 +168,37 @@ __global__ void __launch_bounds__(kThreads, 1) workerKernel(const __grid_constan
   const uint32_t first = a.workerBegin[blockIdx.x], last = a.workerBegin[blockIdx.x + 1];
 
   for (int32_t s = 0;; ++s) {
+    Tracer trace(a, s, shared.traceBegan, shared.traceCount);
+    trace.begin();
     if (selectStep(a, s, &shared.token) < 0)
       break;
+    trace.end(TraceKind::Select, s);
     const Step step{a.launch.startPos + s,
                     static_cast<uint32_t>(a.launch.startPos + s + 1) > a.splitContext};
     uint32_t next = first;
     bool closed = false; // The last barrier of the step was a grid barrier.
     for (uint32_t wave = 0; wave < a.waveCount; ++wave) {
       for (; next < last && a.tasks[next].wave == wave; ++next) {
+        trace.begin();
         runTask(a, a.tasks[next], step, ws, scratch);
         blockBarrier(); // The next task reuses the shared memory.
+        trace.end(TraceKind::Task, next);
       }
       const auto kind = static_cast<plan::BarrierKind>(a.waveBarriers[wave]);
       closed = kind == plan::BarrierKind::Grid ||
                (kind == plan::BarrierKind::GridIfLong && step.longMode);
-      if (closed)
+      if (closed) {
+        trace.begin();
         grid.sync();
+        trace.end(TraceKind::GridBarrier, wave);
+      }
     }
-    if (!closed)
+    if (!closed) {
+      trace.begin();
       grid.sync();
+      trace.end(TraceKind::GridBarrier, a.waveCount);
+    }
+    trace.finish();
   }
 }
 

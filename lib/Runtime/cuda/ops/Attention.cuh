@@ -101,6 +101,122 @@ __device__ void attendValues(const KernelArgs &a, const plan::TaskRecord &t,
   blockBarrier();
 }
 
+/// v[r] for r < G combined over the block, the heads side by side: per head a
+/// warp butterfly, then the warps in warp order (blockReduce's order, so each
+/// head gets the bits it would alone), with one pair of block barriers for all.
+/// `slots`: kMaxGroup * kWarps floats of shared memory (the value partials'
+/// region: kWarps * D floats, D >= 8).
+template <typename Op>
+__device__ __forceinline__ void blockReduceHeads(float (&v)[kMaxGroup], uint32_t heads, Op op,
+                                                 float *slots) {
+#pragma unroll
+  for (uint32_t r = 0; r < kMaxGroup; ++r)
+    if (r < heads) {
+      v[r] = warpReduce(v[r], op);
+      if (laneId() == 0)
+        slots[r * kWarps + warpId()] = v[r];
+    }
+  blockBarrier();
+#pragma unroll
+  for (uint32_t r = 0; r < kMaxGroup; ++r)
+    if (r < heads) {
+      float acc = slots[r * kWarps];
+#pragma unroll 8
+      for (uint32_t w = 1; w < kWarps; ++w)
+        acc = op(acc, slots[r * kWarps + w]);
+      v[r] = acc;
+    }
+  blockBarrier();
+}
+
+/// Step 3 for every head of the group at once: m[r] = max over the task's
+/// positions of s_j, l[r] = sum exp(s_j - m[r]); every thread gets them.
+__device__ void softmaxStats(const AttentionTask &at, uint32_t heads, float (&m)[kMaxGroup],
+                             float (&l)[kMaxGroup], float *slots) {
+  const uint32_t first = at.g * heads;
+#pragma unroll
+  for (uint32_t r = 0; r < kMaxGroup; ++r) {
+    m[r] = kNegativeInfinity;
+    l[r] = 0;
+  }
+  for (int32_t j = at.jb + int32_t(threadIdx.x); j < at.je; j += int32_t(kThreads))
+#pragma unroll
+    for (uint32_t r = 0; r < kMaxGroup; ++r)
+      if (r < heads)
+        m[r] = fmaxf(m[r], at.scores(first + r)[j]);
+  blockReduceHeads(m, heads, MaxOp{}, slots);
+  for (int32_t j = at.jb + int32_t(threadIdx.x); j < at.je; j += int32_t(kThreads))
+#pragma unroll
+    for (uint32_t r = 0; r < kMaxGroup; ++r)
+      if (r < heads)
+        l[r] += expf(at.scores(first + r)[j] - m[r]);
+  blockReduceHeads(l, heads, SumOp{}, slots);
+}
+
+/// v[r] with a run-time r, without indexing the array (which would move it to
+/// local memory).
+__device__ __forceinline__ float pick(const float (&v)[kMaxGroup], uint32_t r) {
+  float x = v[0];
+#pragma unroll
+  for (uint32_t k = 1; k < kMaxGroup; ++k)
+    if (k == r)
+      x = v[k];
+  return x;
+}
+
+/// Step 4 for every head of the group: out(r)[d] = sum over the positions of
+/// exp(s_j - m[r]) / l[r] * V[j][d]. When the heads divide the warps, warps
+/// [r * W, (r + 1) * W) (W = kWarps / heads) take head r, all heads at once:
+/// lane groups of L = D/8 lanes take positions in turn, a butterfly adds a
+/// warp's groups, then head r's warps are added in warp order. Otherwise the
+/// heads run one after another (attendValues). Ends with a block barrier.
+template <typename Out>
+__device__ void attendAllHeads(const KernelArgs &a, const plan::TaskRecord &t,
+                               const AttentionTask &at, uint32_t heads, const float (&m)[kMaxGroup],
+                               const float (&l)[kMaxGroup], Out out, float *warpPartials) {
+  const uint32_t first = at.g * heads, d = at.m.headDim;
+  if (kWarps % heads != 0) {
+    for (uint32_t r = 0; r < heads; ++r)
+      attendValues(a, t, at, first + r, pick(m, r), pick(l, r), out(first + r), warpPartials);
+    return;
+  }
+  const uint32_t warpsPerHead = kWarps / heads, lanes = at.lanes();
+  const uint32_t r = warpId() / warpsPerHead;
+  const uint32_t local = threadIdx.x - r * warpsPerHead * kWarpSize;
+  const uint32_t groups = warpsPerHead * kWarpSize / lanes;
+  const uint32_t group = local / lanes, lane = local % lanes;
+  const float mr = pick(m, r), lr = pick(l, r);
+  const uint16_t *v = arenaBf16(a, t.in[2]) + at.g * d + lane * kVector;
+  const float *scores = at.scores(first + r);
+  float acc[kVector] = {};
+#pragma unroll 1
+  for (int32_t j = at.jb + int32_t(group); j < at.je; j += int32_t(groups)) {
+    float w = expf(scores[j] - mr) / lr;
+    Bf16x8 row = loadArenaBf16x8(v + uint64_t(j) * at.m.kvRows());
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e)
+      acc[e] = fmaf(w, row.at(e), acc[e]);
+  }
+#pragma unroll
+  for (uint32_t e = 0; e < kVector; ++e)
+    acc[e] = warpReduce(acc[e], SumOp{}, lanes);
+  if (laneId() < lanes) {
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e)
+      warpPartials[warpId() * d + lane * kVector + e] = acc[e];
+  }
+  blockBarrier();
+  for (uint32_t i = threadIdx.x; i < heads * d; i += kThreads) {
+    const uint32_t h = i / d, k = i % d;
+    const float *p = warpPartials + h * warpsPerHead * d + k;
+    float sum = p[0];
+    for (uint32_t w = 1; w < warpsPerHead; ++w)
+      sum += p[w * d];
+    out(first + h)[k] = sum;
+  }
+  blockBarrier();
+}
+
 __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
                                    const Scratch &s) {
   const AttentionTask at = attentionTask(a, t, step);
@@ -172,28 +288,21 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   }
   blockBarrier();
 
-  // 3. and 4. Per head: softmax statistics, then (short mode) the values.
+  // 3. and 4. Softmax statistics of every head at once; long mode stores
+  //    them, short mode goes on to the values.
   float *warpPartials = s.floats + layout.partialsAt;
-  for (uint32_t r = 0; r < group; ++r) {
-    const uint32_t h = g * group + r;
-    const float *scores = at.scores(h);
-    float m = kNegativeInfinity;
-    for (int32_t j = at.jb + int32_t(threadIdx.x); j < at.je; j += int32_t(kThreads))
-      m = fmaxf(m, scores[j]);
-    m = blockReduce(m, MaxOp{}, s);
-    float l = 0;
-    for (int32_t j = at.jb + int32_t(threadIdx.x); j < at.je; j += int32_t(kThreads))
-      l += expf(scores[j] - m);
-    l = blockReduce(l, SumOp{}, s);
-    if (step.longMode) {
-      if (threadIdx.x == 0) {
-        at.stats(at.chunk, h)[0] = m;
-        at.stats(at.chunk, h)[1] = l;
+  float m[kMaxGroup], l[kMaxGroup];
+  softmaxStats(at, group, m, l, warpPartials);
+  if (step.longMode) {
+    if (threadIdx.x == 0)
+      for (uint32_t r = 0; r < group; ++r) {
+        at.stats(at.chunk, g * group + r)[0] = pick(m, r);
+        at.stats(at.chunk, g * group + r)[1] = pick(l, r);
       }
-      continue;
-    }
-    attendValues(a, t, at, h, m, l, at.partials(0, h), warpPartials);
+    return;
   }
+  attendAllHeads(a, t, at, group, m, l, [&](uint32_t h) { return at.partials(0, h); },
+                 warpPartials);
 }
 
 __device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
@@ -202,18 +311,24 @@ __device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &
     return;
   const AttentionTask at = attentionTask(a, t, step);
   float *warpPartials = s.floats + attentionLayout(a.model).partialsAt;
-  for (uint32_t r = 0; r < a.model.group(); ++r) {
-    const uint32_t h = at.g * a.model.group() + r;
-    float m = kNegativeInfinity;
-    for (uint32_t c = 0; c < at.chunks; ++c)
-      m = fmaxf(m, at.stats(c, h)[0]);
-    float l = 0;
-    for (uint32_t c = 0; c < at.chunks; ++c) {
-      const float *st = at.stats(c, h);
-      l += st[1] * expf(st[0] - m);
+  const uint32_t group = a.model.group();
+  float m[kMaxGroup], l[kMaxGroup];
+#pragma unroll
+  for (uint32_t r = 0; r < kMaxGroup; ++r) {
+    m[r] = kNegativeInfinity;
+    l[r] = 0;
+    if (r < group) {
+      const uint32_t h = at.g * group + r;
+      for (uint32_t c = 0; c < at.chunks; ++c)
+        m[r] = fmaxf(m[r], at.stats(c, h)[0]);
+      for (uint32_t c = 0; c < at.chunks; ++c) {
+        const float *st = at.stats(c, h);
+        l[r] += st[1] * expf(st[0] - m[r]);
+      }
     }
-    attendValues(a, t, at, h, m, l, at.partials(at.chunk, h), warpPartials);
   }
+  attendAllHeads(a, t, at, group, m, l, [&](uint32_t h) { return at.partials(at.chunk, h); },
+                 warpPartials);
 }
 
 } // namespace ti::cuda

@@ -129,6 +129,13 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
                                     const Scratch &s) {
   const float *in = arenaF32(a, t.in[0]);
   const uint64_t norm = t.norm;
+  // With one vector of the row per thread (K <= 8 * kThreads), the scale's
+  // load is issued first, so its latency overlaps the input's and the
+  // reduction instead of following them.
+  const bool oneVector = k / kVector <= kThreads;
+  Bf16x8 early{};
+  if (norm != plan::kNone && oneVector && threadIdx.x < k / kVector)
+    early = ws.load(norm + uint64_t(threadIdx.x) * kVector * 2);
   float squares = 0;
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
@@ -151,7 +158,7 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
   float r = 1.0f / sqrtf(total / static_cast<float>(k) + eps);
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
-    Bf16x8 scale = ws.load(norm + uint64_t(v) * kVector * 2);
+    const Bf16x8 scale = oneVector ? early : ws.load(norm + uint64_t(v) * kVector * 2);
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e) {
       uint32_t i = v * kVector + e;

@@ -1,0 +1,37 @@
+//===- CudaCheck.h - CUDA runtime errors as one-line Statuses ---*- C++ -*-===//
+//
+// TI_CUDA_CHECK(call) evaluates a CUDA runtime call and, on failure, returns
+// from the enclosing function a Status of one line that names the file, the
+// line, the call and CUDA's description of the error:
+//   "CudaExecutor.cu:123: cudaMalloc(...): out of memory".
+// Host code of the CUDA backend only.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_LIB_RUNTIME_CUDA_CUDACHECK_H
+#define TI_LIB_RUNTIME_CUDA_CUDACHECK_H
+
+#include "ti/Plan/Status.h"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <string>
+
+namespace ti::cuda {
+
+inline Status cudaFailure(cudaError_t error, const char *expr, const char *file, int line) {
+  const char *base = std::strrchr(file, '/');
+  return Status::error(std::string(base ? base + 1 : file) + ":" + std::to_string(line) + ": " +
+                       expr + ": " + cudaGetErrorString(error));
+}
+
+} // namespace ti::cuda
+
+#define TI_CUDA_CHECK(expr)                                                                        \
+  do {                                                                                             \
+    cudaError_t tiCudaError_ = (expr);                                                             \
+    if (tiCudaError_ != cudaSuccess)                                                               \
+      return ::ti::cuda::cudaFailure(tiCudaError_, #expr, __FILE__, __LINE__);                     \
+  } while (0)
+
+#endif // TI_LIB_RUNTIME_CUDA_CUDACHECK_H

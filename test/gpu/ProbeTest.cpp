@@ -1,0 +1,155 @@
+//===- ProbeTest.cpp - What tirun probe measures, on the GPU it runs on ----===//
+//
+// The streaming-read bandwidth with a small buffer (sane numbers, the
+// requested repetitions), the worker's fingerprint (16 hex digits, stable,
+// from a hashed cubin where the build has one for the device), and the
+// executor's refusal of a plan made for another worker binary, with one line
+// naming both fingerprints, next to its acceptance of the right one.
+//
+// Without a GPU every test that needs one is skipped (GTEST_SKIP).
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Runtime/CudaBandwidth.h"
+#include "ti/Runtime/CudaExecutor.h"
+#include "ti/Runtime/LoadedPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace ti;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool isHex(const std::string &s) {
+  return s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+class ProbeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (CudaExecutor::deviceCount() == 0)
+      GTEST_SKIP() << "no CUDA GPU";
+    auto info = CudaExecutor::deviceInfo(0);
+    ASSERT_TRUE(info.ok()) << info.status().message();
+    device = *info;
+  }
+
+  void TearDown() override {
+    if (!dir.empty())
+      fs::remove_all(dir);
+  }
+
+  /// The tiny model compiled for 4 workers of this GPU with `fingerprint` in
+  /// its target, with random weights (null on failure, recorded).
+  std::shared_ptr<const LoadedPlan> planFor(const std::string &fingerprint) {
+    if (dir.empty()) {
+      dir = fs::temp_directory_path() / ("ti-probe-" + std::to_string(::getpid()));
+      fs::create_directories(dir);
+    }
+    const std::string stem = (dir / fingerprint).string();
+    const std::string target = stem + ".json", plan = stem + ".fb", weights = stem + ".bin";
+    std::ofstream(target) << "{\"name\": \"probe-test\", \"gpu\": \"" << device.name
+                          << "\", \"arch\": \"" << device.arch << "\", \"workers\": 4,"
+                          << " \"threads_per_worker\": " << CudaExecutor::workerThreads()
+                          << ", \"bandwidth_gbs\": 1000, \"worker_fingerprint\": \"" << fingerprint
+                          << "\"}\n";
+    const std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR +
+                            "/models/tiny.graph --target-file " + target + " -o " + plan;
+    const std::string tipack =
+        std::string(TI_TOOLS_DIR "/tipack ") + plan + " --random --seed 1 -q -o " + weights;
+    for (const std::string &command : {tic, tipack})
+      if (std::system(command.c_str()) != 0) {
+        ADD_FAILURE() << "failed: " << command;
+        return nullptr;
+      }
+    auto lp = loadPlan(plan, weights);
+    if (!lp.ok()) {
+      ADD_FAILURE() << lp.status().message();
+      return nullptr;
+    }
+    return *lp;
+  }
+
+  CudaDeviceInfo device;
+  fs::path dir;
+};
+
+TEST_F(ProbeTest, StreamingBandwidthIsSane) {
+  BandwidthOptions options;
+  options.bytes = 512ull << 20;
+  options.repetitions = 5;
+  auto r = measureStreamingBandwidth(0, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(r->medianGBs, 0);
+  EXPECT_LE(r->minGBs, r->medianGBs);
+  EXPECT_LE(r->medianGBs, r->maxGBs);
+  EXPECT_EQ(r->repetitions, 5);
+  EXPECT_EQ(r->samples.size(), 5u);
+  EXPECT_EQ(r->bytes, options.bytes);
+  EXPECT_EQ(r->blocks, device.smCount);
+  EXPECT_EQ(r->threads, 1024);
+  RecordProperty("bandwidth_gbs_median", std::to_string(r->medianGBs));
+  std::printf("streaming read, 512 MiB x 5: median %.1f GB/s (min %.1f, max %.1f)\n", r->medianGBs,
+              r->minGBs, r->maxGBs);
+}
+
+TEST_F(ProbeTest, BadBandwidthOptionsAreErrors) {
+  BandwidthOptions small;
+  small.bytes = 1 << 20;
+  EXPECT_FALSE(measureStreamingBandwidth(0, small).ok());
+  BandwidthOptions none;
+  none.repetitions = 0;
+  EXPECT_FALSE(measureStreamingBandwidth(0, none).ok());
+  auto missing = measureStreamingBandwidth(CudaExecutor::deviceCount(), BandwidthOptions());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no CUDA GPU"), std::string::npos)
+      << missing.status().message();
+}
+
+TEST_F(ProbeTest, FingerprintIsSixteenHexDigitsAndStable) {
+  const std::string f = CudaExecutor::kernelFingerprint(0);
+  EXPECT_EQ(f.size(), 16u) << f;
+  EXPECT_TRUE(isHex(f)) << f;
+  EXPECT_EQ(f, CudaExecutor::kernelFingerprint(0));
+}
+
+TEST_F(ProbeTest, TheDeviceRunsAHashedImage) {
+  auto image = CudaExecutor::workerImage(0);
+  ASSERT_TRUE(image.ok()) << image.status().message();
+  EXPECT_EQ(image->sha256.size(), 64u);
+  EXPECT_TRUE(isHex(image->sha256)) << image->sha256;
+  // The build's architectures (sm_86, sm_90) run their own cubin, unless the
+  // environment forces the JIT.
+  const char *forced = std::getenv("CUDA_FORCE_PTX_JIT");
+  if ((device.arch == "sm_86" || device.arch == "sm_90") && !(forced && *forced)) {
+    EXPECT_FALSE(image->jit) << image->describe();
+    EXPECT_EQ(image->name, device.arch);
+  }
+  RecordProperty("worker_image", image->describe());
+}
+
+TEST_F(ProbeTest, APlanForAnotherWorkerIsRefusedInOneLine) {
+  const std::string mine = CudaExecutor::kernelFingerprint(0);
+  ASSERT_EQ(mine.size(), 16u);
+  const std::string other = mine == "0123456789abcdef" ? "fedcba9876543210" : "0123456789abcdef";
+  auto wrong = planFor(other);
+  ASSERT_TRUE(wrong);
+  auto refused = CudaExecutor::create(wrong);
+  ASSERT_FALSE(refused.ok());
+  const std::string &message = refused.status().message();
+  EXPECT_NE(message.find(other), std::string::npos) << message;
+  EXPECT_NE(message.find(mine), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+
+  auto right = planFor(mine);
+  ASSERT_TRUE(right);
+  auto accepted = CudaExecutor::create(right);
+  EXPECT_TRUE(accepted.ok()) << accepted.status().message();
+}
+
+} // namespace

@@ -1,0 +1,163 @@
+//===- Probe.cpp - tirun probe: measure a GPU, write its target -----------===//
+//
+//   tirun probe [-o target.json] [--device N] [--name NAME]
+//               [--bandwidth-bytes B] [--reps N]
+//
+// Reads what the compiled worker looks like on the GPU (registers, local
+// memory, static shared memory, occupancy at its block size), the GPU's name,
+// arch and SM count, measures the streaming-read bandwidth (CudaBandwidth.h)
+// and takes the worker's fingerprint (a hash of its machine code), prints a
+// report, and with -o writes the target file that `tic --target-file`
+// compiles for, atomically. A plan made from it runs only with this worker
+// binary (CudaExecutor::create checks the fingerprint).
+//
+// Without a GPU, or in a build without CUDA: one error line, exit 1, no file.
+//
+//===----------------------------------------------------------------------===//
+#include "Probe.h"
+
+#ifdef TI_HAVE_CUDA
+#include "ti/Runtime/CudaBandwidth.h"
+#include "ti/Runtime/CudaExecutor.h"
+#endif
+#include "ti/Support/AtomicFile.h"
+#include "ti/Target/Target.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "tirun: error: %s\n", message.c_str());
+  return 1;
+}
+
+#ifdef TI_HAVE_CUDA
+/// "NVIDIA H200" -> "nvidia-h200": lower case, every other run of characters
+/// one '-'.
+std::string slug(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-')
+    out.pop_back();
+  return out.empty() ? "gpu" : out;
+}
+#endif
+
+} // namespace
+
+int ti::tirun::runProbe(int argc, char **argv) {
+  CLI::App app{"tirun probe: measures this GPU and the worker on it; with -o, writes the target "
+               "file for tic --target-file"};
+  app.name("tirun probe");
+  std::string output, name;
+  int device = 0;
+  uint64_t bandwidthBytes = 0;
+  int reps = 0;
+  app.add_option("-o,--output", output, "write the target (JSON) here ('-': standard output)");
+  app.add_option("--device", device, "the CUDA device (default 0)")->check(CLI::NonNegativeNumber);
+  app.add_option("--name", name, "the target's name (default: the GPU's name, as nvidia-h200)");
+  app.add_option("--bandwidth-bytes", bandwidthBytes,
+                 "the buffer the bandwidth test reads (default 2.5 GiB; 512MiB, 4GB, ...)")
+      ->transform(CLI::AsSizeValue(/*kb_is_1000=*/true));
+  app.add_option("--reps", reps, "timed reads of the buffer; the median counts (default 20)")
+      ->check(CLI::Range(1, 10000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    app.exit(e);
+    return 0;
+  } catch (const CLI::ParseError &e) {
+    return fail(e.what());
+  }
+
+#ifndef TI_HAVE_CUDA
+  return fail("probe needs an NVIDIA GPU: this tirun was built without CUDA (configure with "
+              "-DTI_ENABLE_CUDA=ON)");
+#else
+  auto info = CudaExecutor::deviceInfo(device);
+  if (!info)
+    return fail("probe needs an NVIDIA GPU: " + info.status().message());
+  const uint32_t threads = CudaExecutor::workerThreads();
+  auto attributes = CudaExecutor::workerAttributes(device, 0);
+  if (!attributes)
+    return fail(attributes.status().message());
+  auto image = CudaExecutor::workerImage(device);
+  if (!image)
+    return fail(image.status().message());
+  const std::string fingerprint = CudaExecutor::kernelFingerprint(device);
+  if (fingerprint.empty())
+    return fail("cannot compute the worker's fingerprint on GPU " + std::to_string(device));
+  BandwidthOptions options;
+  if (bandwidthBytes)
+    options.bytes = bandwidthBytes;
+  if (reps)
+    options.repetitions = reps;
+  auto bandwidth = measureStreamingBandwidth(device, options);
+  if (!bandwidth)
+    return fail(bandwidth.status().message());
+
+  // The report goes to standard error when the target goes to standard output.
+  FILE *out = output == "-" ? stderr : stdout;
+  const double MiB = 1024.0 * 1024.0;
+  std::fprintf(out, "gpu %d         %s, %s, %d SMs, %.0f MiB L2, %.1f GiB\n", device,
+               info->name.c_str(), info->arch.c_str(), info->smCount, info->l2Bytes / MiB,
+               info->memoryBytes / MiB / 1024.0);
+  std::fprintf(out, "worker        %s, %u threads per block\n", image->describe().c_str(), threads);
+  std::fprintf(out, "  registers   %d per thread (at most %d for %u threads on an SM)\n",
+               attributes->registers, info->registersPerSm / int(threads), threads);
+  std::fprintf(out, "  local       %zu bytes per thread (stack frame and spills)\n",
+               attributes->localBytes);
+  std::fprintf(out, "  shared      %zu bytes static per block; up to %zu dynamic\n",
+               attributes->staticSharedBytes,
+               info->sharedPerBlockOptin -
+                   std::min(info->sharedPerBlockOptin, attributes->staticSharedBytes));
+  std::fprintf(out, "  occupancy   %d block(s) of %u threads per SM (no dynamic shared memory)\n",
+               attributes->blocksPerSm, threads);
+  std::fprintf(out,
+               "bandwidth     %.1f GB/s median, min %.1f, max %.1f (%d reads of %.2f GB, %.0fx "
+               "L2)\n",
+               bandwidth->medianGBs, bandwidth->minGBs, bandwidth->maxGBs, bandwidth->repetitions,
+               bandwidth->bytes / 1e9,
+               bandwidth->l2Bytes ? double(bandwidth->bytes) / double(bandwidth->l2Bytes) : 0.0);
+  std::fprintf(out, "fingerprint   %s\n", fingerprint.c_str());
+  std::fflush(out);
+  if (attributes->blocksPerSm < 1)
+    return fail("the worker cannot run one " + std::to_string(threads) +
+                "-thread block per SM of GPU " + std::to_string(device));
+  if (output.empty())
+    return 0;
+
+  // The planning choices that are not measured are Target's defaults, which
+  // are the built-in h200 target's (test/unit/Target/TargetTest.cpp).
+  Target t;
+  t.name = name.empty() ? slug(info->name) : name;
+  t.gpu = info->name;
+  t.arch = info->arch;
+  t.workers = static_cast<uint32_t>(info->smCount);
+  t.threadsPerWorker = threads;
+  t.maxRegisters = std::min<uint32_t>(uint32_t(info->registersPerSm) / threads, 255);
+  t.bandwidthGBs = std::round(bandwidth->medianGBs * 10) / 10;
+  t.workerFingerprint = fingerprint;
+  const std::string json = targetToJson(t);
+  // What tic will read back must be a valid target.
+  if (auto back = parseTargetJson(json, "the probed target"); !back)
+    return fail(back.status().message());
+  if (std::string e = writeFileAtomically(output, json); !e.empty())
+    return fail(e);
+  if (output != "-")
+    std::fprintf(stderr, "tirun: wrote %s (target '%s')\n", output.c_str(), t.name.c_str());
+  return 0;
+#endif
+}
