@@ -64,43 +64,6 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
                        arenaF32(a, t.out[0])};
 }
 
-/// Step 4: out[d] = sum over j in [jb, je) of exp(s_j - m) / l * V[j][d] for
-/// query head h (global index). Ends with a block barrier.
-__device__ void attendValues(const KernelArgs &a, const plan::TaskRecord &t,
-                             const AttentionTask &at, uint32_t h, float m, float l, float *out,
-                             float *warpPartials) {
-  const uint32_t lanes = at.lanes(), groups = kThreads / lanes;
-  const uint32_t group = threadIdx.x / lanes, lane = threadIdx.x % lanes;
-  const uint16_t *v = arenaBf16(a, t.in[2]) + at.g * at.m.headDim + lane * kVector;
-  const float *scores = at.scores(h);
-  float acc[kVector] = {};
-#pragma unroll 1
-  for (int32_t j = at.jb + int32_t(group); j < at.je; j += int32_t(groups)) {
-    float w = expf(scores[j] - m) / l;
-    Bf16x8 row = loadArenaBf16x8(v + uint64_t(j) * at.m.kvRows());
-#pragma unroll
-    for (uint32_t e = 0; e < kVector; ++e)
-      acc[e] = fmaf(w, row.at(e), acc[e]);
-  }
-#pragma unroll
-  for (uint32_t e = 0; e < kVector; ++e)
-    acc[e] = warpReduce(acc[e], SumOp{}, lanes);
-  if (laneId() < lanes) {
-#pragma unroll
-    for (uint32_t e = 0; e < kVector; ++e)
-      warpPartials[warpId() * at.m.headDim + lane * kVector + e] = acc[e];
-  }
-  blockBarrier();
-  for (uint32_t d = threadIdx.x; d < at.m.headDim; d += kThreads) {
-    float sum = warpPartials[d];
-#pragma unroll 8
-    for (uint32_t w = 1; w < kWarps; ++w)
-      sum += warpPartials[w * at.m.headDim + d];
-    out[d] = sum;
-  }
-  blockBarrier();
-}
-
 /// v[r] for r < G combined over the block, the heads side by side: per head a
 /// warp butterfly, then the warps in warp order (blockReduce's order, so each
 /// head gets the bits it would alone), with one pair of block barriers for all.
@@ -164,28 +127,25 @@ __device__ __forceinline__ float pick(const float (&v)[kMaxGroup], uint32_t r) {
   return x;
 }
 
-/// Step 4 for every head of the group: out(r)[d] = sum over the positions of
-/// exp(s_j - m[r]) / l[r] * V[j][d]. When the heads divide the warps, warps
-/// [r * W, (r + 1) * W) (W = kWarps / heads) take head r, all heads at once:
-/// lane groups of L = D/8 lanes take positions in turn, a butterfly adds a
-/// warp's groups, then head r's warps are added in warp order. Otherwise the
-/// heads run one after another (attendValues). Ends with a block barrier.
+/// Step 4 for heads [first, first + heads) of the group, whose statistics are
+/// m[at + r], l[at + r]: out(first + r)[d] = sum over the positions of
+/// exp(s_j - m[at + r]) / l[at + r] * V[j][d]. The heads must divide the
+/// warps: warps [r * W, (r + 1) * W) (W = kWarps / heads) take head r, lane
+/// groups of L = D/8 lanes take positions in turn, a butterfly adds a warp's
+/// groups, then head r's warps are added in warp order. Ends with a block
+/// barrier.
 template <typename Out>
-__device__ void attendAllHeads(const KernelArgs &a, const plan::TaskRecord &t,
-                               const AttentionTask &at, uint32_t heads, const float (&m)[kMaxGroup],
-                               const float (&l)[kMaxGroup], Out out, float *warpPartials) {
-  const uint32_t first = at.g * heads, d = at.m.headDim;
-  if (kWarps % heads != 0) {
-    for (uint32_t r = 0; r < heads; ++r)
-      attendValues(a, t, at, first + r, pick(m, r), pick(l, r), out(first + r), warpPartials);
-    return;
-  }
+__device__ void attendHeads(const KernelArgs &a, const plan::TaskRecord &t,
+                            const AttentionTask &at, uint32_t first, uint32_t heads,
+                            const float (&m)[kMaxGroup], const float (&l)[kMaxGroup],
+                            uint32_t statsAt, Out out, float *warpPartials) {
+  const uint32_t d = at.m.headDim;
   const uint32_t warpsPerHead = kWarps / heads, lanes = at.lanes();
   const uint32_t r = warpId() / warpsPerHead;
   const uint32_t local = threadIdx.x - r * warpsPerHead * kWarpSize;
   const uint32_t groups = warpsPerHead * kWarpSize / lanes;
   const uint32_t group = local / lanes, lane = local % lanes;
-  const float mr = pick(m, r), lr = pick(l, r);
+  const float mr = pick(m, statsAt + r), lr = pick(l, statsAt + r);
   const uint16_t *v = arenaBf16(a, t.in[2]) + at.g * d + lane * kVector;
   const float *scores = at.scores(first + r);
   float acc[kVector] = {};
@@ -215,6 +175,21 @@ __device__ void attendAllHeads(const KernelArgs &a, const plan::TaskRecord &t,
     out(first + h)[k] = sum;
   }
   blockBarrier();
+}
+
+/// Step 4 for every head of the group: all at once when the heads divide the
+/// warps, else one head at a time (each with every warp).
+template <typename Out>
+__device__ void attendAllHeads(const KernelArgs &a, const plan::TaskRecord &t,
+                               const AttentionTask &at, uint32_t heads, const float (&m)[kMaxGroup],
+                               const float (&l)[kMaxGroup], Out out, float *warpPartials) {
+  const uint32_t first = at.g * heads;
+  if (kWarps % heads == 0) {
+    attendHeads(a, t, at, first, heads, m, l, 0, out, warpPartials);
+    return;
+  }
+  for (uint32_t r = 0; r < heads; ++r)
+    attendHeads(a, t, at, first + r, 1, m, l, r, out, warpPartials);
 }
 
 __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
