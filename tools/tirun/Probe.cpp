@@ -96,7 +96,7 @@ int ti::tirun::runProbe(int argc, char **argv) {
   auto image = CudaExecutor::workerImage(device);
   if (!image)
     return fail(image.status().message());
-  const std::string fingerprint = CudaExecutor::kernelFingerprint(device);
+  const std::string fingerprint = CudaExecutor::kernelFingerprint(device, *image);
   if (fingerprint.empty())
     return fail("cannot compute the worker's fingerprint on GPU " + std::to_string(device));
   BandwidthOptions options;

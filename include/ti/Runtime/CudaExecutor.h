@@ -131,6 +131,8 @@ public:
   /// touching a file, moving a comment or building in another directory does
   /// not (those change only the line tables). Empty on error.
   static std::string kernelFingerprint(int device = 0);
+  /// The same, for an image workerImage(device) already gave.
+  static std::string kernelFingerprint(int device, const WorkerImage &image);
 
 private:
   CudaExecutor();

@@ -335,16 +335,25 @@ StatusOr<WorkerImage> CudaExecutor::workerImage(int device) {
 
 std::string CudaExecutor::kernelFingerprint(int device) {
   auto image = workerImage(device);
+  if (!image) {
+    cudaGetLastError();
+    return "";
+  }
+  return kernelFingerprint(device, *image);
+}
+
+std::string CudaExecutor::kernelFingerprint(int device, const WorkerImage &image) {
   cudaFuncAttributes fa;
-  if (!image || cudaFuncGetAttributes(&fa, cuda::workerEntry()) != cudaSuccess) {
+  if (cudaSetDevice(device) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, cuda::workerEntry()) != cudaSuccess) {
     cudaGetLastError();
     return "";
   }
   uint64_t h = 0xcbf29ce484222325ull;
-  std::string code = (image->jit ? "ptx-jit " : "cubin ") + image->name + " " + image->sha256;
-  if (image->jit)
-    code += " sm_" + std::to_string(image->deviceArch) + " driver " +
-            std::to_string(image->driverVersion);
+  std::string code = (image.jit ? "ptx-jit " : "cubin ") + image.name + " " + image.sha256;
+  if (image.jit)
+    code += " sm_" + std::to_string(image.deviceArch) + " driver " +
+            std::to_string(image.driverVersion);
   h = fnv1a(h, code.data(), code.size());
   h = fnv1aValue(h, int64_t(fa.numRegs));
   h = fnv1aValue(h, uint64_t(fa.localSizeBytes));
@@ -405,7 +414,7 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
     auto image = workerImage(device);
     if (!image)
       return image.status();
-    std::string mine = kernelFingerprint(device);
+    std::string mine = kernelFingerprint(device, *image);
     if (mine.empty())
       return Status::error("cannot compute the worker's fingerprint on " + gpu);
     if (p.target.workerFingerprint != mine)
