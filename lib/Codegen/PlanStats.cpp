@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <string>
 
 using namespace ti;
@@ -28,19 +27,7 @@ std::string signedThousands(int64_t n) {
   return out;
 }
 
-bool streamsMatrix(uint16_t opcode) {
-  return opcode == uint16_t(Opcode::Gemv) || opcode == uint16_t(Opcode::LmHead) ||
-         opcode == uint16_t(Opcode::FfnPartial);
-}
-
 } // namespace
-
-uint64_t ti::streamedBytes(const TaskRecord &t) {
-  uint64_t bytes = t.weight != kNone ? t.weightBytes : 0;
-  if (t.norm != kNone)
-    bytes += uint64_t(t.aux[0]) * 2;
-  return bytes;
-}
 
 void ti::printPlanStats(const Plan &p, std::ostream &os) {
   char line[256];
@@ -56,57 +43,26 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
      << p.attention.splitContext << "; max context " << p.model.maxContext << "\n";
 
   // Where the streamed bytes come from.
-  uint64_t packed = 0;
-  for (const PackedTensor &t : p.weights)
-    packed += t.bytes;
-  auto tensorOf = [&](uint64_t offset) -> int {
-    for (size_t i = 0; i < p.weights.size(); ++i)
-      if (offset >= p.weights[i].offset && offset < p.weights[i].offset + p.weights[i].bytes)
-        return i;
-    return -1;
-  };
-  std::set<int> streamed, gathered, norms;
-  uint64_t total = 0, rows = 0, normReads = 0;
-  for (const TaskRecord &t : p.tasks) {
-    total += streamedBytes(t);
-    if (t.norm != kNone) {
-      norms.insert(tensorOf(t.norm));
-      normReads += uint64_t(t.aux[0]) * 2;
-    }
-    if (t.weight == kNone)
-      continue;
-    if (streamsMatrix(t.opcode))
-      streamed.insert(tensorOf(t.weight));
-    if (t.opcode == uint16_t(Opcode::Embed)) {
-      gathered.insert(tensorOf(t.weight));
-      rows += t.weightBytes;
-    }
-  }
-  uint64_t gatheredBytes = 0, normBytes = 0;
-  for (int i : gathered)
-    if (i >= 0 && !streamed.count(i))
-      gatheredBytes += p.weights[i].bytes;
-  for (int i : norms)
-    if (i >= 0)
-      normBytes += p.weights[i].bytes;
-
+  const TokenBytes bytes = tokenBytes(p);
   os << "  weights: " << thousands(p.weightsBytes) << " bytes in " << p.weights.size()
      << " packed tensors; arena " << thousands(p.arenaBytes) << " bytes\n";
-  os << "streamed per token: " << thousands(total) << " bytes\n";
-  std::snprintf(line, sizeof line, "  %-34s %18s\n", "packed weights, each once", thousands(packed).c_str());
+  os << "streamed per token: " << thousands(bytes.tasks) << " bytes\n";
+  std::snprintf(line, sizeof line, "  %-34s %18s\n", "packed weights, each once", thousands(bytes.packed).c_str());
   os << line;
   std::snprintf(line, sizeof line, "  %-34s %18s\n", "- tables gathered by row, not streamed",
-                signedThousands(-int64_t(gatheredBytes)).c_str());
+                signedThousands(-int64_t(bytes.gathered)).c_str());
   os << line;
-  std::snprintf(line, sizeof line, "  %-34s %18s\n", "+ the embedding row", signedThousands(rows).c_str());
+  std::snprintf(line, sizeof line, "  %-34s %18s\n", "+ the embedding row", signedThousands(bytes.gatheredRows).c_str());
   os << line;
   std::snprintf(line, sizeof line, "  %-34s %18s\n", "+ norm scales re-read by fused tasks",
-                signedThousands(int64_t(normReads) - int64_t(normBytes)).c_str());
+                signedThousands(bytes.normRereads).c_str());
   os << line;
-  uint64_t sum = packed - gatheredBytes + rows + normReads - normBytes;
+  uint64_t sum = bytes.floorWeights() + bytes.normRereads;
   std::snprintf(line, sizeof line, "  %-34s %18s%s\n", "= streamed per token", thousands(sum).c_str(),
-                sum == total ? "" : "  (does not match the tasks: a bug)");
+                sum == bytes.tasks ? "" : "  (does not match the tasks: a bug)");
   os << line;
+  os << "floor per token: " << thousands(bytes.floorWeights()) << " bytes of weights + "
+     << thousands(kvCacheBytes(p.model, 1)) << " of K/V per position of context\n";
 
   // Per wave: tasks, active workers, bytes per active worker.
   std::snprintf(line, sizeof line, "%5s  %-24s %-16s %-12s %6s %7s %25s %9s\n", "wave", "name",
@@ -132,7 +88,7 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
     if (hi > 0) {
       range = thousands(lo) + ".." + thousands(hi);
       double imbalance = lo ? double(hi) / double(lo) - 1 : 1;
-      if (streamsMatrix(opcode))
+      if (streamsWeightMatrix(opcode))
         worst = std::max(worst, imbalance);
       char b[32];
       std::snprintf(b, sizeof b, "%.2f%%", 100 * imbalance);

@@ -10,13 +10,11 @@
 #define TI_CODEGEN_PLANSTATS_H
 
 #include "ti/Plan/Plan.h"
+#include "ti/Plan/TokenBytes.h"
 
 #include <ostream>
 
 namespace ti {
-
-/// Bytes of weights a task streams: its weight range plus a fused norm scale.
-uint64_t streamedBytes(const plan::TaskRecord &task);
 
 void printPlanStats(const plan::Plan &plan, std::ostream &os);
 

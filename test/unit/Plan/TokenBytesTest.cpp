@@ -1,0 +1,95 @@
+//===- TokenBytesTest.cpp - The bytes of a decode step's floor ------------===//
+//
+// A hand-made plan with an untied embedding (gathered by row), a matrix
+// streamed by two tasks that both re-read one norm scale, and a K/V cache:
+// each part of TokenBytes and the floor computed by hand.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Plan/TokenBytes.h"
+
+#include <gtest/gtest.h>
+
+using namespace ti::plan;
+
+namespace {
+
+TaskRecord makeTask(Opcode op, uint16_t worker) {
+  TaskRecord t{};
+  t.opcode = static_cast<uint16_t>(op);
+  t.worker = worker;
+  t.layer = kNone32;
+  t.param = kNone32;
+  t.weight = t.norm = kNone;
+  t.in[0] = t.in[1] = t.in[2] = kNone;
+  t.out[0] = t.out[1] = kNone;
+  return t;
+}
+
+/// vocab 100 x hidden 8 embedding (1,600 bytes, at 0), a norm scale of 8 (16
+/// bytes, at 1,792), a 6 x 8 matrix (96 bytes, at 2,048); 2 layers, 2 kv heads
+/// of 4.
+Plan smallPlan() {
+  Plan p;
+  p.model.layers = 2;
+  p.model.kvHeads = 2;
+  p.model.headDim = 4;
+  p.model.hidden = 8;
+  p.weights = {{"embed", 0, 1600, {}}, {"norm", 1792, 16, {}}, {"w", 2048, 96, {}}};
+  TaskRecord embed = makeTask(Opcode::Embed, 0);
+  embed.weight = 0;
+  embed.weightBytes = 16; // One row of 8 bf16.
+  p.tasks.push_back(embed);
+  for (uint16_t worker = 0; worker < 2; ++worker) {
+    TaskRecord gemv = makeTask(Opcode::Gemv, worker);
+    gemv.weight = 2048 + worker * 48;
+    gemv.weightBytes = 48; // Three rows each.
+    gemv.norm = 1792;
+    gemv.aux[0] = 8; // K: the norm scale's length.
+    p.tasks.push_back(gemv);
+  }
+  return p;
+}
+
+} // namespace
+
+TEST(TokenBytes, PartsOfAHandMadePlan) {
+  TokenBytes b = tokenBytes(smallPlan());
+  EXPECT_EQ(b.packed, 1600u + 16 + 96);
+  EXPECT_EQ(b.gathered, 1600u);  // The embedding is never streamed whole.
+  EXPECT_EQ(b.gatheredRows, 16u);
+  EXPECT_EQ(b.normRereads, 16);   // Read twice, counted once in packed.
+  EXPECT_EQ(b.tasks, 16u + 2 * (48 + 16));
+  EXPECT_EQ(b.floorWeights(), 16u + 16 + 96);
+  EXPECT_EQ(b.floorWeights() + uint64_t(b.normRereads), b.tasks);
+}
+
+TEST(TokenBytes, TiedEmbeddingIsStreamedOnceAndItsRowReadAgain) {
+  Plan p = smallPlan();
+  TaskRecord head = makeTask(Opcode::LmHead, 0);
+  head.weight = 0;
+  head.weightBytes = 1600;
+  p.tasks.push_back(head);
+  TokenBytes b = tokenBytes(p);
+  EXPECT_EQ(b.gathered, 0u);
+  EXPECT_EQ(b.floorWeights(), 1600u + 16 + 96 + 16);
+}
+
+TEST(TokenBytes, FloorAddsTheCachedPositions) {
+  Plan p = smallPlan();
+  // 2 layers x K and V x 2 kv heads x 4 x 2 bytes = 64 bytes a position.
+  EXPECT_EQ(kvCacheBytes(p.model, 1), 64u);
+  EXPECT_EQ(kvCacheBytes(p.model, 0), 0u);
+  EXPECT_EQ(floorBytes(p, 0), 128u);
+  EXPECT_EQ(floorBytes(p, 10), 128u + 640);
+  EXPECT_DOUBLE_EQ(floorSeconds(2'000'000'000, 4000), 0.5e-3);
+  EXPECT_EQ(floorSeconds(1000, 0), 0); // No bandwidth measured: no floor.
+}
+
+TEST(TokenBytes, Llama1BPerPositionKv) {
+  ModelInfo m;
+  m.layers = 16;
+  m.kvHeads = 8;
+  m.headDim = 64;
+  EXPECT_EQ(kvCacheBytes(m, 1), 32768u);
+  EXPECT_EQ(kvCacheBytes(m, 4096), 134217728u);
+}
