@@ -1,0 +1,81 @@
+//===- DecodeBench.h - The measurements of tirun bench ----------*- C++ -*-===//
+//
+// What `tirun bench` measures, on any executor (docs/benchmarking.md):
+//  - fillContext: the K/V cache holds positions 0..N-1 of the standard sequence;
+//  - timeSteps: one step at position N (the sequence's token N), logits ready,
+//    repeated; each repetition rewrites cache slot N with the same values, so
+//    every repetition sees the same N cached positions;
+//  - timeGeneration: greedy tokens from the first tokens of the sequence;
+//  - generationGaps: the same, with each token's top-2 logit gap, for telling
+//    a near-tie from a real disagreement between runtimes.
+// The executor is behind BenchExecutor, so the same code measures the GPU and
+// the CPU backend.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_BENCH_DECODEBENCH_H
+#define TI_BENCH_DECODEBENCH_H
+
+#include "ti/Plan/Plan.h"
+#include "ti/Plan/Status.h"
+#include "ti/Runtime/Generate.h"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace ti::bench {
+
+/// One executor as the benchmark uses it.
+struct BenchExecutor {
+  LaunchFn launch;
+  /// Runs one launch and returns how long it took in milliseconds, measured
+  /// the executor's best way (CUDA events on the GPU, the host clock on the CPU).
+  std::function<StatusOr<double>(const LaunchArgs &)> timedLaunch;
+  /// The last step's logits (vocab floats).
+  std::function<StatusOr<std::vector<float>>()> logits;
+};
+
+/// Token i of the sequence every runtime is measured on: the model's bos (1
+/// when it has none) at 0, then 1 + (i * 7919) mod (vocab - 1).
+std::vector<int32_t> standardSequence(const plan::ModelInfo &model, size_t length);
+
+/// Tokens of the generation prompt (the sequence's first ones).
+constexpr size_t kGenerationPromptTokens = 6;
+
+/// Fills the cache with positions 0..context-1. One line on a context the
+/// plan cannot measure (it needs context + 1 <= max context).
+Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_t context);
+
+/// The launch of the measured step: one step at position `context` feeding
+/// the sequence's token there, nothing sampled.
+LaunchArgs measuredStep(const plan::Plan &plan, int32_t context);
+
+/// `repetitions` timed steps at position `context`, in milliseconds each.
+StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, const BenchExecutor &executor,
+                                        int32_t context, int repetitions);
+
+struct GenerationRun {
+  std::vector<int32_t> tokens;
+  double seconds = 0; // Host time, first prompt step to the last token.
+};
+
+/// Up to `count` greedy tokens (fewer at an end-of-sequence token) from the
+/// generation prompt, the cache refilled from position 0.
+StatusOr<GenerationRun> timeGeneration(const plan::Plan &plan, const BenchExecutor &executor,
+                                       int32_t count);
+
+struct GapsRun {
+  std::vector<int32_t> tokens;
+  std::vector<float> top2Gaps; // The gap of the logits each token was chosen from.
+};
+
+/// The same generation, one step per launch, with each token's top-2 gap.
+StatusOr<GapsRun> generationGaps(const plan::Plan &plan, const BenchExecutor &executor,
+                                 int32_t count);
+
+/// The largest logit minus the second largest (0 on a tie; 0 for fewer than two).
+float top2Gap(const std::vector<float> &logits);
+
+} // namespace ti::bench
+
+#endif // TI_BENCH_DECODEBENCH_H

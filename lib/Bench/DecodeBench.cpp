@@ -1,0 +1,115 @@
+//===- DecodeBench.cpp - The measurements of tirun bench ------------------===//
+#include "ti/Bench/DecodeBench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <string>
+
+namespace ti::bench {
+
+std::vector<int32_t> standardSequence(const plan::ModelInfo &model, size_t length) {
+  std::vector<int32_t> tokens(length);
+  const uint64_t span = model.vocab > 1 ? model.vocab - 1 : 1;
+  for (size_t i = 0; i < length; ++i)
+    tokens[i] = i == 0 ? (model.bos >= 0 ? model.bos : 1) : int32_t(1 + (i * 7919) % span);
+  return tokens;
+}
+
+Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_t context) {
+  if (context < 0 || uint64_t(context) + 1 > plan.model.maxContext)
+    return Status::error("context " + std::to_string(context) + " cannot be measured: the plan " +
+                         "holds " + std::to_string(plan.model.maxContext) +
+                         " positions, and the measured step needs one more than the context");
+  if (context == 0)
+    return Status();
+  auto filled = generate(plan, executor.launch, standardSequence(plan.model, context), 0);
+  return filled ? Status() : filled.status();
+}
+
+LaunchArgs measuredStep(const plan::Plan &plan, int32_t context) {
+  LaunchArgs step;
+  step.startPos = context;
+  step.promptLen = 1;
+  step.maxSteps = 1;
+  step.maxNew = 0; // Logits ready; nothing sampled.
+  step.prompt[0] = standardSequence(plan.model, size_t(context) + 1)[context];
+  return step;
+}
+
+StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, const BenchExecutor &executor,
+                                        int32_t context, int repetitions) {
+  const LaunchArgs step = measuredStep(plan, context);
+  std::vector<double> ms;
+  for (int r = 0; r < repetitions; ++r) {
+    auto t = executor.timedLaunch(step);
+    if (!t)
+      return t.status();
+    ms.push_back(*t);
+  }
+  return ms;
+}
+
+namespace {
+
+std::vector<int32_t> generationPrompt(const plan::Plan &plan) {
+  return standardSequence(plan.model,
+                          std::min<size_t>(kGenerationPromptTokens, plan.model.maxContext));
+}
+
+} // namespace
+
+StatusOr<GenerationRun> timeGeneration(const plan::Plan &plan, const BenchExecutor &executor,
+                                       int32_t count) {
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  auto result = generate(plan, executor.launch, generationPrompt(plan), count);
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!result)
+    return result.status();
+  if (result->stop == GenerateResult::Stop::Error)
+    return Status::error("the generation met non-finite logits");
+  return GenerationRun{result->tokens, seconds};
+}
+
+StatusOr<GapsRun> generationGaps(const plan::Plan &plan, const BenchExecutor &executor,
+                                 int32_t count) {
+  const std::vector<int32_t> prompt = generationPrompt(plan);
+  GapsRun run;
+  GenerateOptions options;
+  options.stepsPerLaunch = 1;
+  // One step per launch: after the launch that ran position p, the logits are
+  // p's, and from position promptLen - 1 on each picked the next token.
+  options.afterLaunch = [&, position = int32_t(0)](const plan::StepState &state) mutable
+      -> Status {
+    position += state.steps;
+    if (state.steps == 0 || position - 1 < int32_t(prompt.size()) - 1)
+      return Status();
+    auto logits = executor.logits();
+    if (!logits)
+      return logits.status();
+    run.top2Gaps.push_back(top2Gap(*logits));
+    return Status();
+  };
+  auto result = generate(plan, executor.launch, prompt, count, options);
+  if (!result)
+    return result.status();
+  run.tokens = result->tokens;
+  run.top2Gaps.resize(run.tokens.size());
+  return run;
+}
+
+float top2Gap(const std::vector<float> &logits) {
+  float first = -std::numeric_limits<float>::infinity(), second = first;
+  for (float x : logits) {
+    if (x > first) {
+      second = first;
+      first = x;
+    } else if (x > second) {
+      second = x;
+    }
+  }
+  return logits.size() < 2 ? 0 : first - second;
+}
+
+} // namespace ti::bench

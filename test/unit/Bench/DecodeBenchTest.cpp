@@ -1,0 +1,124 @@
+//===- DecodeBenchTest.cpp - tirun bench's measurements on the CPU --------===//
+//
+// The measurements on the CPU executor and the tiny model: the standard
+// sequence, that a timed step sees exactly `context` cached positions however
+// often it is repeated (its logits equal those of a plain run over the
+// sequence), that the gaps run generates the same tokens as the timed one,
+// and the refusals.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Bench/DecodeBench.h"
+#include "ti/Runtime/CpuExecutor.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+using namespace ti;
+using namespace ti::bench;
+namespace fs = std::filesystem;
+
+namespace {
+
+class DecodeBenchTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("ti-bench-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::string plan = (dir / "plan.fb").string(), weights = (dir / "weights.bin").string();
+    std::string cmd = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR +
+                      "/models/tiny.graph -o " + plan + " && " TI_TOOLS_DIR "/tipack " + plan +
+                      " --random --seed 5 -q -o " + weights;
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    auto loaded = loadPlan(plan, weights);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    lp = *loaded;
+    cpu = std::make_unique<CpuExecutor>(lp, 2);
+    exe.launch = [this](const LaunchArgs &a) { return cpu->launch(a); };
+    exe.timedLaunch = [this](const LaunchArgs &a) -> StatusOr<double> {
+      auto t0 = std::chrono::steady_clock::now();
+      auto state = cpu->launch(a);
+      if (!state)
+        return state.status();
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+          .count();
+    };
+    exe.logits = [this]() -> StatusOr<std::vector<float>> {
+      return std::vector<float>(cpu->logits(), cpu->logits() + lp->plan.model.vocab);
+    };
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  std::vector<float> logits() const { return *exe.logits(); }
+
+  fs::path dir;
+  std::shared_ptr<const LoadedPlan> lp;
+  std::unique_ptr<CpuExecutor> cpu;
+  BenchExecutor exe;
+};
+
+} // namespace
+
+TEST_F(DecodeBenchTest, StandardSequence) {
+  plan::ModelInfo m;
+  m.vocab = 128256;
+  m.bos = 128000;
+  std::vector<int32_t> s = standardSequence(m, 4);
+  EXPECT_EQ(s, (std::vector<int32_t>{128000, 7920, 15839, 23758}));
+  m.bos = -1;
+  m.vocab = 100;
+  s = standardSequence(m, 3);
+  EXPECT_EQ(s, (std::vector<int32_t>{1, 1 + 7919 % 99, 1 + 15838 % 99}));
+}
+
+TEST_F(DecodeBenchTest, RepeatedStepsSeeTheSameContext) {
+  const plan::Plan &p = lp->plan;
+  const int32_t context = 40;
+  // Reference: the sequence's first context + 1 tokens fed in one go.
+  std::vector<int32_t> fed = standardSequence(p.model, context + 1);
+  ASSERT_TRUE(generate(p, exe.launch, fed, 0).ok());
+  std::vector<float> expected = logits();
+  cpu->reset();
+  ASSERT_TRUE(fillContext(p, exe, context).ok());
+  auto times = timeSteps(p, exe, context, 3);
+  ASSERT_TRUE(times.ok()) << times.status().message();
+  EXPECT_EQ(times->size(), 3u);
+  for (double t : *times)
+    EXPECT_GT(t, 0);
+  EXPECT_EQ(logits(), expected); // Same arithmetic, same order: bit for bit.
+}
+
+TEST_F(DecodeBenchTest, ContextMustLeaveRoomForTheStep) {
+  const plan::Plan &p = lp->plan;
+  EXPECT_TRUE(fillContext(p, exe, 0).ok());
+  Status s = fillContext(p, exe, int32_t(p.model.maxContext));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("context 512 cannot be measured"), std::string::npos) << s.message();
+  EXPECT_FALSE(fillContext(p, exe, -1).ok());
+}
+
+TEST_F(DecodeBenchTest, GapsRunGeneratesTheTimedRunsTokens) {
+  const plan::Plan &p = lp->plan;
+  auto timed = timeGeneration(p, exe, 12);
+  ASSERT_TRUE(timed.ok()) << timed.status().message();
+  EXPECT_GT(timed->seconds, 0);
+  ASSERT_FALSE(timed->tokens.empty());
+  auto gaps = generationGaps(p, exe, 12);
+  ASSERT_TRUE(gaps.ok()) << gaps.status().message();
+  EXPECT_EQ(gaps->tokens, timed->tokens);
+  ASSERT_EQ(gaps->top2Gaps.size(), gaps->tokens.size());
+  // The last token's gap is that of the logits left by the last launch.
+  EXPECT_EQ(gaps->top2Gaps.back(), top2Gap(logits()));
+  for (float g : gaps->top2Gaps)
+    EXPECT_GE(g, 0);
+}
+
+TEST(Top2Gap, LargestMinusSecond) {
+  EXPECT_EQ(top2Gap({1, 5, 3}), 2);
+  EXPECT_EQ(top2Gap({5, 1, 5}), 0);
+  EXPECT_EQ(top2Gap({-2, -7}), 5);
+  EXPECT_EQ(top2Gap({4}), 0);
+}
