@@ -87,6 +87,11 @@ public:
   /// errors; a non-finite logit is reported in the returned state's `error`.
   StatusOr<plan::StepState> launch(const LaunchArgs &args);
 
+  /// The device time of the last launch's kernel (CUDA events around it:
+  /// from the launch to the kernel's end, with the launch's latency, without
+  /// the host's copies before and after). An error before the first launch.
+  StatusOr<double> lastKernelMilliseconds() const;
+
   /// The logits of the last step run (vocab floats), copied from the device.
   StatusOr<std::vector<float>> logits() const;
   /// Forgets the sequence: zeroes the arena (K/V cache included).
@@ -95,7 +100,8 @@ public:
   /// Tracing: when on, each later launch records its step min(1, maxSteps - 1)
   /// (step 0 also carries the launch's start) on every worker; trace() then
   /// gives the last launch's events, one list per worker, in time order. Off
-  /// by default; off costs one untaken branch per task.
+  /// by default. A traced launch runs a second instantiation of the kernel,
+  /// so off costs nothing: the plain kernel has no tracer in it.
   Status setTrace(bool on);
   StatusOr<std::vector<std::vector<TraceEvent>>> trace() const;
 

@@ -35,6 +35,15 @@ namespace ti::cuda {
 /// Threads of a worker (one block per SM). The kernel is compiled for exactly
 /// this many: __launch_bounds__(kThreads, 1) caps it at 64 registers.
 constexpr uint32_t kThreads = 1024;
+
+// Whether the worker is also compiled in its traced instantiation (CMake
+// option TI_WORKER_TRACE, on by default). Launches without tracing never run
+// it; off, the build has no tracer at all, which is how docs/PERFORMANCE.md
+// measures that tracing costs nothing when it is not asked for.
+#ifndef TI_WORKER_TRACE
+#define TI_WORKER_TRACE 1
+#endif
+constexpr bool kTraceCompiled = TI_WORKER_TRACE != 0;
 constexpr uint32_t kWarpSize = 32;
 constexpr uint32_t kWarps = kThreads / kWarpSize;
 /// bf16 elements in one 16-byte weight load.

@@ -126,6 +126,7 @@ struct CudaExecutor::Impl {
   std::shared_ptr<const LoadedPlan> lp;
   int device = 0;
   cudaStream_t stream = nullptr;
+  cudaEvent_t kernelStart = nullptr, kernelEnd = nullptr; // Around the last launch's kernel.
   uint8_t *weights = nullptr;
   uint8_t *arena = nullptr;
   plan::TaskRecord *tasks = nullptr;
@@ -150,6 +151,9 @@ struct CudaExecutor::Impl {
           static_cast<void *>(traceEvents), static_cast<void *>(traceCounts)})
       if (p)
         cudaFree(p);
+    for (cudaEvent_t e : {kernelStart, kernelEnd})
+      if (e)
+        cudaEventDestroy(e);
     if (stream)
       cudaStreamDestroy(stream);
   }
@@ -160,6 +164,8 @@ struct CudaExecutor::Impl {
 Status CudaExecutor::Impl::uploadPlan() {
   const plan::Plan &p = lp->plan;
   TI_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  TI_CUDA_CHECK(cudaEventCreate(&kernelStart));
+  TI_CUDA_CHECK(cudaEventCreate(&kernelEnd));
 
   // The weights data, in chunks straight from the mapping.
   const uint64_t weightBytes = lp->weights->dataBytes();
@@ -442,8 +448,10 @@ StatusOr<plan::StepState> CudaExecutor::launch(const LaunchArgs &launchArgs) {
     return s;
   TI_CUDA_CHECK(cudaSetDevice(m.device));
   // The limit is the function's, shared by every executor of the process.
-  TI_CUDA_CHECK(cudaFuncSetAttribute(cuda::workerEntry(),
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+  // Tracing runs the kernel's traced instantiation; the plain one has no
+  // tracer at all.
+  const void *entry = cuda::workerEntry(m.traceEvents != nullptr);
+  TI_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(m.sharedBytes)));
   cuda::KernelArgs args = m.args;
   args.launch = launchArgs;
@@ -460,13 +468,22 @@ StatusOr<plan::StepState> CudaExecutor::launch(const LaunchArgs &launchArgs) {
       cudaMemsetAsync(m.arena + lp.stepStateOffset, 0, sizeof(plan::StepState), m.stream));
   TI_CUDA_CHECK(cudaMemsetAsync(m.counter, 0, sizeof(uint32_t), m.stream));
   void *params[] = {&args};
-  TI_CUDA_CHECK(cudaLaunchCooperativeKernel(cuda::workerEntry(), dim3(m.workers),
+  TI_CUDA_CHECK(cudaEventRecord(m.kernelStart, m.stream));
+  TI_CUDA_CHECK(cudaLaunchCooperativeKernel(entry, dim3(m.workers),
                                             dim3(cuda::kThreads), params, m.sharedBytes, m.stream));
+  TI_CUDA_CHECK(cudaEventRecord(m.kernelEnd, m.stream));
   plan::StepState state;
   TI_CUDA_CHECK(cudaMemcpyAsync(&state, m.arena + lp.stepStateOffset, sizeof state,
                                 cudaMemcpyDeviceToHost, m.stream));
   TI_CUDA_CHECK(cudaStreamSynchronize(m.stream));
   return state;
+}
+
+StatusOr<double> CudaExecutor::lastKernelMilliseconds() const {
+  TI_CUDA_CHECK(cudaSetDevice(impl->device));
+  float ms = 0;
+  TI_CUDA_CHECK(cudaEventElapsedTime(&ms, impl->kernelStart, impl->kernelEnd));
+  return double(ms);
 }
 
 StatusOr<std::vector<float>> CudaExecutor::logits() const {
@@ -503,6 +520,19 @@ Status CudaExecutor::setTrace(bool on) {
   }
   if (m.traceEvents)
     return Status();
+  if (!cuda::kTraceCompiled)
+    return Status::error("this worker was built without tracing (TI_WORKER_TRACE=OFF)");
+  // The traced kernel must fit one block per SM with the plan's shared
+  // memory, as the plain one was checked to at creation.
+  const void *traced = cuda::workerEntry(true);
+  TI_CUDA_CHECK(cudaFuncSetAttribute(traced, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(m.sharedBytes)));
+  int blocks = 0;
+  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, traced, cuda::kThreads,
+                                                              m.sharedBytes));
+  if (blocks < 1)
+    return Status::error("the traced worker cannot run one block per SM with this plan's " +
+                         std::to_string(m.sharedBytes) + " bytes of shared memory");
   // A worker records at most its tasks, one barrier per wave, the step's
   // closing barrier and the selection.
   const plan::Plan &p = m.lp->plan;

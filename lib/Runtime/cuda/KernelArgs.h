@@ -65,8 +65,10 @@ struct KernelArgs {
 static_assert(sizeof(KernelArgs) <= 4096, "KernelArgs is passed by value");
 
 /// The worker kernel's entry, for cudaLaunchCooperativeKernel and the
-/// function-attribute queries (defined in Worker.cu).
-const void *workerEntry();
+/// function-attribute queries (defined in Worker.cu): the kernel without the
+/// tracer, or, `traced`, the instantiation that records traces (the untraced
+/// one in a build with TI_WORKER_TRACE off).
+const void *workerEntry(bool traced = false);
 
 } // namespace ti::cuda
 

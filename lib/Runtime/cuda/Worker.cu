@@ -127,17 +127,20 @@ __device__ __forceinline__ uint64_t globalTimer() {
   return t;
 }
 
-/// Thread 0's record of one traced step. Its state lives in shared memory
+/// Thread 0's record of one traced step, in the traced instantiation of the
+/// kernel only (kEnabled); in the other every call compiles to nothing, so a
+/// launch without tracing runs exactly the kernel a build without the tracer
+/// would (measured in docs/PERFORMANCE.md). Its state lives in shared memory
 /// (thread 0's alone) and the kernel parameters, not in registers held across
-/// the step, so tracing off costs the GEMV loops nothing; each call is then a
-/// not-taken branch.
-struct Tracer {
+/// the step.
+template <bool kEnabled> struct Tracer {
   const KernelArgs &a;
   const bool on;
   uint64_t &began;
   uint32_t &count;
   __device__ Tracer(const KernelArgs &args, int32_t step, uint64_t &beganSlot, uint32_t &countSlot)
-      : a(args), on(args.trace != nullptr && step == args.traceStep && threadIdx.x == 0),
+      : a(args),
+        on(kEnabled && args.trace != nullptr && step == args.traceStep && threadIdx.x == 0),
         began(beganSlot), count(countSlot) {
     if (on)
       count = 0;
@@ -159,6 +162,7 @@ struct Tracer {
 
 } // namespace
 
+template <bool kTraced>
 __global__ void __launch_bounds__(kThreads, 1) workerKernel(const __grid_constant__ KernelArgs a) {
   extern __shared__ float4 dynamicShared[];
   __shared__ StaticShared shared;
@@ -168,7 +172,7 @@ __global__ void __launch_bounds__(kThreads, 1) workerKernel(const __grid_constan
   const uint32_t first = a.workerBegin[blockIdx.x], last = a.workerBegin[blockIdx.x + 1];
 
   for (int32_t s = 0;; ++s) {
-    Tracer trace(a, s, shared.traceBegan, shared.traceCount);
+    Tracer<kTraced> trace(a, s, shared.traceBegan, shared.traceCount);
     trace.begin();
     if (selectStep(a, s, &shared.token) < 0)
       break;
@@ -202,6 +206,13 @@ __global__ void __launch_bounds__(kThreads, 1) workerKernel(const __grid_constan
   }
 }
 
-const void *workerEntry() { return reinterpret_cast<const void *>(&workerKernel); }
+const void *workerEntry(bool traced) {
+#if TI_WORKER_TRACE
+  if (traced)
+    return reinterpret_cast<const void *>(&workerKernel<true>);
+#endif
+  (void)traced;
+  return reinterpret_cast<const void *>(&workerKernel<false>);
+}
 
 } // namespace ti::cuda
