@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "Probe.h"
 
+#include "CommandLine.h"
+
 #ifdef TI_HAVE_CUDA
 #include "ti/Runtime/CudaBandwidth.h"
 #include "ti/Runtime/CudaExecutor.h"
@@ -32,11 +34,6 @@
 #include <string>
 
 namespace {
-
-int fail(const std::string &message) {
-  std::fprintf(stderr, "tirun: error: %s\n", message.c_str());
-  return 1;
-}
 
 #ifdef TI_HAVE_CUDA
 /// "NVIDIA H200" -> "nvidia-h200": lower case, every other run of characters
@@ -73,14 +70,8 @@ int ti::tirun::runProbe(int argc, char **argv) {
       ->transform(CLI::AsSizeValue(/*kb_is_1000=*/true));
   app.add_option("--reps", reps, "timed reads of the buffer; the median counts (default 20)")
       ->check(CLI::Range(1, 10000));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp &e) {
-    app.exit(e);
-    return 0;
-  } catch (const CLI::ParseError &e) {
-    return fail(e.what());
-  }
+  if (auto exit = parseCommandLine(app, argc, argv))
+    return *exit;
 
 #ifndef TI_HAVE_CUDA
   return fail("probe needs an NVIDIA GPU: this tirun was built without CUDA (configure with "

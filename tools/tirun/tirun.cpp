@@ -3,16 +3,19 @@
 //   tirun plan.fb weights.bin --prompt-tokens 128000,791,6864 -n 32
 //   tirun plan.fb weights.bin --backend cpu --threads 2
 //   tirun probe -o target.json          (Probe.cpp)
+//   tirun bench plan.fb weights.bin     (Bench.cpp)
 //
 // Loads and checks the plan and its weights (nothing runs on a bad input),
 // decodes greedily, prints the generated token ids on standard output and the
 // timing on standard error. Exit status 0 or 1.
 //
-// `probe` is told apart by argv[1] before anything is parsed: a CLI11
-// subcommand beside the two required positionals would make them optional
-// for every run (a plan file named probe can be given as ./probe).
+// `probe` and `bench` are told apart by argv[1] before anything is parsed: a
+// CLI11 subcommand beside the two required positionals would make them
+// optional for every run (a plan file named probe can be given as ./probe).
 //
 //===----------------------------------------------------------------------===//
+#include "Bench.h"
+#include "CommandLine.h"
 #include "Probe.h"
 
 #include "ti/Runtime/CpuExecutor.h"
@@ -30,41 +33,18 @@
 #include <iostream>
 #include <sstream>
 
-namespace {
-
-int fail(const std::string &message) {
-  std::fprintf(stderr, "tirun: error: %s\n", message.c_str());
-  return 1;
-}
-
-/// "1,2,3" -> {1, 2, 3}; one clear line for anything else.
-ti::StatusOr<std::vector<int32_t>> parseTokens(const std::string &text) {
-  std::vector<int32_t> tokens;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || v < INT32_MIN || v > INT32_MAX)
-      return ti::Status::error("--prompt-tokens: '" + item + "' is not a token id");
-    tokens.push_back(static_cast<int32_t>(v));
-  }
-  return tokens;
-}
-
-} // namespace
+using ti::tirun::fail;
 
 int main(int argc, char **argv) {
   if (argc > 1 && std::string(argv[1]) == "probe")
     return ti::tirun::runProbe(argc - 1, argv + 1);
+  if (argc > 1 && std::string(argv[1]) == "bench")
+    return ti::tirun::runBench(argc - 1, argv + 1);
   CLI::App app{"tirun: runs a decode plan"};
   app.footer("tirun probe [-o target.json]: measures this GPU and writes a target file for "
-             "tic --target-file (tirun probe --help)");
+             "tic --target-file (tirun probe --help)\n"
+             "tirun bench plan.fb weights.bin: time per token against the bandwidth floor "
+             "(tirun bench --help)");
   std::string planPath, weightsPath, promptText, backend = "auto";
   int32_t count = 16;
   unsigned threads = 0;
@@ -87,14 +67,8 @@ int main(int argc, char **argv) {
                  "CUDA backend: record every worker's tasks and barrier waits over one step of "
                  "the last launch (its second step, or its only one) and write them as "
                  "Chrome/Perfetto trace JSON to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp &e) {
-    app.exit(e);
-    return 0;
-  } catch (const CLI::ParseError &e) {
-    return fail(e.what());
-  }
+  if (auto exit = ti::tirun::parseCommandLine(app, argc, argv))
+    return *exit;
 
   auto loaded = ti::loadPlan(planPath, weightsPath);
   if (!loaded)
@@ -107,7 +81,8 @@ int main(int argc, char **argv) {
       return fail("the plan's model has no bos token: give --prompt-tokens");
     prompt = {plan.model.bos};
   } else {
-    auto parsed = parseTokens(promptText);
+    auto parsed = ti::tirun::parseIntegerList(promptText, INT32_MIN, INT32_MAX,
+                                              "--prompt-tokens", "a token id");
     if (!parsed)
       return fail(parsed.status().message());
     prompt = *parsed;

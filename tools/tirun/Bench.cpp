@@ -1,0 +1,443 @@
+//===- Bench.cpp - tirun bench: time per token against the floor ----------===//
+//
+//   tirun bench plan.fb weights.bin [--contexts 1,128,512,1024,2048,4096]
+//               [--sessions K] [--reps N] [--warmup N] [--generate 64] [--generate-reps N]
+//               [--json FILE] [--backend auto|cuda|cpu] [--threads N]
+//               [--bandwidth-bytes B] [--trace-dir DIR] [--serve]
+//
+// `--sessions` times: the plan loaded into fresh memory, then for each
+// context the cache filled to that many positions, `--warmup` untimed steps
+// and `--reps` timed ones (logits ready, nothing sampled). Per context: the
+// median of the sessions' medians and its 95% interval over the sessions (over
+// the samples when there are fewer than 6: where a load puts the weights moves
+// the time more than anything within one load does); the floor, the step's bytes
+// (ti/Plan/TokenBytes.h) over the streaming-read bandwidth measured in this
+// process before and after; the share of the floor. With --trace-dir, one more
+// step per context, traced (tirun --trace's JSON, trace-<context>.json), after
+// the timed ones so that tracing never touches a timed step. Then greedy generation
+// from a short prompt in tokens per second. A table on standard output, the
+// same as JSON with --json (docs/benchmarking.md), progress on standard error.
+//
+// --serve answers the worker protocol of docs/benchmarking.md on standard
+// input and output instead, so that bench/run_bench.py can interleave our
+// measurement blocks with other runtimes'.
+//
+// Without a GPU (or with --backend cpu) the CPU executor is measured, and the
+// header says so.
+//
+//===----------------------------------------------------------------------===//
+#include "Bench.h"
+
+#include "BenchBackend.h"
+#include "CommandLine.h"
+
+#include "ti/Bench/Statistics.h"
+#include "ti/Plan/TokenBytes.h"
+#include "ti/Support/AtomicFile.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace ti::tirun {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string utcNow() {
+  std::time_t t = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return text;
+}
+
+/// One progress line on standard error: rewritten in place on a terminal,
+/// one line per call elsewhere (logs, pipes).
+class Progress {
+public:
+  Progress() : tty(::isatty(STDERR_FILENO)) {}
+  void show(const std::string &text) {
+    if (tty)
+      std::fprintf(stderr, "\r\033[K%s", text.c_str());
+    else
+      std::fprintf(stderr, "%s\n", text.c_str());
+    std::fflush(stderr);
+  }
+  void done() {
+    if (tty)
+      std::fprintf(stderr, "\r\033[K");
+  }
+
+private:
+  bool tty;
+};
+
+/// Sessions whose medians give the interval; below it, the samples do.
+constexpr size_t kMinSessionsForInterval = 6;
+
+struct ContextResult {
+  int32_t context = 0;
+  std::vector<std::vector<double>> sessions; // Each session's timed steps (ms).
+  uint64_t floorBytes = 0;
+};
+
+Json contextJson(const ContextResult &r, double gbs) {
+  std::vector<double> all, medians;
+  for (const std::vector<double> &ms : r.sessions) {
+    all.insert(all.end(), ms.begin(), ms.end());
+    medians.push_back(bench::median(ms));
+  }
+  const bool overSessions = r.sessions.size() >= kMinSessionsForInterval;
+  bench::Summary s = bench::summarize(overSessions ? medians : all);
+  double floorMs = plan::floorSeconds(r.floorBytes, gbs) * 1e3;
+  Json j;
+  j["context"] = r.context;
+  j["n"] = all.size();
+  j["sessions"] = r.sessions.size();
+  j["median_ms"] = s.median;
+  j["ci95_ms"] = s.hasCi ? Json::array({s.ciLow, s.ciHigh}) : Json(nullptr);
+  j["interval_over"] = overSessions ? "sessions" : "samples";
+  j["session_medians_ms"] = medians;
+  j["min_ms"] = *std::min_element(all.begin(), all.end());
+  j["floor_bytes"] = r.floorBytes;
+  j["floor_ms"] = floorMs;
+  j["share_of_floor"] = s.median > 0 ? floorMs / s.median : 0;
+  j["samples_ms"] = all;
+  return j;
+}
+
+// --- --serve: the worker protocol -----------------------------------------===//
+
+void reply(const Json &j) {
+  std::cout << j.dump() << std::endl; // One line, flushed: the driver waits on it.
+}
+
+int serve(const plan::Plan &plan, const BenchBackend &b) {
+  const bench::BenchExecutor &exe = b.executor;
+  Json ready;
+  ready["ready"] = true;
+  ready["runtime"] = "tileinfer";
+  ready["device"] = b.device;
+  ready["detail"] = "tirun " + b.kind + " backend, plan for " + plan.target.name + " (" +
+                    std::to_string(plan.target.workers) + " workers)";
+  ready["weight_floor_bytes"] = plan::tokenBytes(plan).floorWeights();
+  ready["kv_bytes_per_position"] = plan::kvCacheBytes(plan.model, 1);
+  ready["reload"] = true; // Understands 'reload'.
+  reply(ready);
+  int32_t context = -1;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    std::string command;
+    long long n = -1;
+    in >> command >> n;
+    auto error = [](const std::string &message) { reply(Json{{"error", message}}); };
+    auto needCount = [&] {
+      if (n >= 0 && n <= INT32_MAX)
+        return true;
+      error("'" + command + "' needs a count: '" + line + "'");
+      return false;
+    };
+    if (command == "quit")
+      return 0;
+    if (command == "reload") {
+      // A fresh load of the plan, refilled to the current context.
+      auto start = std::chrono::steady_clock::now();
+      Status s = b.reopen();
+      if (s.ok() && context >= 0)
+        s = bench::fillContext(plan, exe, context);
+      if (!s.ok()) {
+        error(s.message());
+        continue;
+      }
+      reply(Json{{"reloaded", true},
+                 {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                           start).count()}});
+    } else if (command == "bandwidth") {
+      auto bw = b.bandwidth();
+      if (!bw) {
+        error(bw.status().message());
+        continue;
+      }
+      reply(Json{{"gbs", bench::median(bw->gbs)}, {"samples", bw->gbs}, {"bytes", bw->bytes}});
+    } else if (command == "context") {
+      if (!needCount())
+        continue;
+      auto start = std::chrono::steady_clock::now();
+      if (Status s = bench::fillContext(plan, exe, int32_t(n)); !s.ok()) {
+        error(s.message());
+        continue;
+      }
+      context = int32_t(n);
+      reply(Json{{"context", context},
+                 {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                           start).count()}});
+    } else if (command == "measure") {
+      if (!needCount())
+        continue;
+      if (context < 0) {
+        error("'measure' before any 'context'");
+        continue;
+      }
+      auto ms = bench::timeSteps(plan, exe, context, int(n));
+      if (!ms) {
+        error(ms.status().message());
+        continue;
+      }
+      reply(Json{{"context", context}, {"ms", *ms},
+                 {"floor_bytes", plan::floorBytes(plan, uint64_t(context))}});
+    } else if (command == "generate" || command == "gaps") {
+      if (!needCount())
+        continue;
+      context = -1; // The cache now holds the generation.
+      if (command == "generate") {
+        auto run = bench::timeGeneration(plan, exe, int32_t(n));
+        if (!run)
+          error(run.status().message());
+        else
+          reply(Json{{"tokens", run->tokens}, {"seconds", run->seconds}});
+      } else {
+        auto run = bench::generationGaps(plan, exe, int32_t(n));
+        if (!run)
+          error(run.status().message());
+        else
+          reply(Json{{"tokens", run->tokens}, {"top2_gap", run->top2Gaps}});
+      }
+    } else {
+      error("unknown command '" + line + "'");
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+int runBench(int argc, char **argv) {
+  CLI::App app{"tirun bench: time per token at each context against the bandwidth floor, and "
+               "greedy generation in tokens per second"};
+  app.name("tirun bench");
+  std::string planPath, weightsPath, contextsText = "1,128,512,1024,2048,4096", jsonPath;
+  int sessions = 0, reps = 0, warmup = -1, generateCount = 64, generateReps = 0;
+  bool serveMode = false;
+  BackendOptions backend;
+  app.add_option("plan", planPath, "the plan (plan.fb, from tic)")->required();
+  app.add_option("weights", weightsPath, "the packed weights (weights.bin)")->required();
+  app.add_option("--contexts", contextsText,
+                 "positions already in the K/V cache for each measurement (default "
+                 "1,128,512,1024,2048,4096)");
+  app.add_option("--sessions", sessions,
+                 "fresh loads of the plan, each measuring every context (default 8 on a GPU, 1 "
+                 "on the CPU); at least 6 give an interval over the sessions' medians")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--reps", reps,
+                 "timed steps per context and session (default 25 on a GPU, 6 on the CPU)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--warmup", warmup, "untimed steps first (default 10 on a GPU, 1 on the CPU)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--generate", generateCount, "tokens of the generation run (default 64; 0: none)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--generate-reps", generateReps,
+                 "timed generation runs; the median counts (default 5 on a GPU, 1 on the CPU)")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--json", jsonPath, "also write the results here (docs/benchmarking.md)");
+  app.add_option("--backend", backend.choice, "cuda, cpu, or auto (the GPU when there is one)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--threads", backend.threads, "CPU backend: threads (default: all)");
+  app.add_option("--bandwidth-bytes", backend.bandwidthBytes,
+                 "the buffer the bandwidth test reads (default 2.5 GiB on a GPU, 256 MiB on the "
+                 "CPU; 512MiB, 4GB, ...)")
+      ->transform(CLI::AsSizeValue(/*kb_is_1000=*/true));
+  std::string traceDir;
+  app.add_option("--trace-dir", traceDir,
+                 "CUDA backend: after each context's timed steps, trace one more and write it "
+                 "to DIR/trace-<context>.json (Chrome/Perfetto JSON)");
+  app.add_flag("--serve", serveMode,
+               "answer the worker protocol on standard input/output (bench/run_bench.py)");
+  if (auto exit = parseCommandLine(app, argc, argv))
+    return *exit;
+  auto contexts = parseIntegerList(contextsText, 0, INT32_MAX, "--contexts",
+                                   "a context (a count of positions)");
+  if (!contexts)
+    return fail(contexts.status().message());
+  auto loaded = loadPlan(planPath, weightsPath);
+  if (!loaded)
+    return fail(loaded.status().message());
+  const plan::Plan &plan = (*loaded)->plan;
+  // Refuse what cannot be measured before measuring anything. (--serve is
+  // told its contexts and counts later, and answers errors per command.)
+  for (int32_t c : serveMode ? std::vector<int32_t>() : *contexts)
+    if (uint64_t(c) + 1 > plan.model.maxContext)
+      return fail("--contexts: context " + std::to_string(c) + " cannot be measured: the plan " +
+                  "holds " + std::to_string(plan.model.maxContext) +
+                  " positions, and the measured step needs one more");
+  if (!serveMode && bench::kGenerationPromptTokens + generateCount > plan.model.maxContext)
+    return fail("--generate: " + std::to_string(generateCount) + " tokens after a " +
+                std::to_string(bench::kGenerationPromptTokens) + "-token prompt do not fit the " +
+                "plan's " + std::to_string(plan.model.maxContext) + " positions");
+
+  auto opened = openBackend(*loaded, backend);
+  if (!opened)
+    return fail(opened.status().message());
+  const BenchBackend &b = *opened;
+  if (serveMode)
+    return serve(plan, b);
+  if (!traceDir.empty() && !b.tracedLaunch)
+    return fail("--trace-dir needs the CUDA backend");
+
+  const bool gpu = b.kind == "cuda";
+  if (!sessions)
+    sessions = gpu ? 8 : 1;
+  if (!reps)
+    reps = gpu ? 25 : 6;
+  if (warmup < 0)
+    warmup = gpu ? 10 : 1;
+  if (!generateReps)
+    generateReps = gpu ? 5 : 1;
+  if (gpu)
+    std::fprintf(stderr, "tirun bench: %s on %s (CUDA backend, %u workers)\n",
+                 plan.model.name.c_str(), b.device.c_str(), plan.target.workers);
+  else
+    std::fprintf(stderr, "tirun bench: %s on the CPU backend (%s): %s; the CPU executor is the "
+                         "reference, not a fast path\n",
+                 plan.model.name.c_str(), b.device.c_str(),
+                 backend.choice == "cpu" ? "asked for" : "no GPU found");
+
+  Progress progress;
+  progress.show("measuring the streaming-read bandwidth");
+  auto before = b.bandwidth();
+  if (!before)
+    return fail(before.status().message());
+  std::vector<ContextResult> results(contexts->size());
+  for (int session = 0; session < sessions; ++session) {
+    if (session > 0)
+      if (Status s = b.reopen(); !s.ok())
+        return fail(s.message());
+    for (size_t i = 0; i < contexts->size(); ++i) {
+      const int32_t c = (*contexts)[i];
+      const std::string where =
+          (sessions > 1 ? "session " + std::to_string(session + 1) + "/" +
+                              std::to_string(sessions) + ", "
+                        : std::string()) +
+          "[" + std::to_string(i + 1) + "/" + std::to_string(contexts->size()) + "] context " +
+          std::to_string(c);
+      progress.show(where + ": filling the cache");
+      if (Status s = bench::fillContext(plan, b.executor, c); !s.ok())
+        return fail(s.message());
+      progress.show(where + ": " + std::to_string(warmup) + " warm-up and " +
+                    std::to_string(reps) + " timed steps");
+      if (auto w = bench::timeSteps(plan, b.executor, c, warmup); !w)
+        return fail(w.status().message());
+      auto ms = bench::timeSteps(plan, b.executor, c, reps);
+      if (!ms)
+        return fail(ms.status().message());
+      results[i].context = c;
+      results[i].floorBytes = plan::floorBytes(plan, uint64_t(c));
+      results[i].sessions.push_back(*ms);
+      if (!traceDir.empty() && session == sessions - 1) {
+        auto trace = b.tracedLaunch(bench::measuredStep(plan, c));
+        if (!trace)
+          return fail(trace.status().message());
+        const std::string path = traceDir + "/trace-" + std::to_string(c) + ".json";
+        if (std::string e = writeFileAtomically(path, *trace); !e.empty())
+          return fail(e);
+      }
+    }
+  }
+  std::vector<double> generationSeconds;
+  std::vector<int32_t> generated;
+  if (generateCount > 0) {
+    progress.show("generation: 1 warm-up and " + std::to_string(generateReps) + " timed runs of " +
+                  std::to_string(generateCount) + " tokens");
+    if (auto w = bench::timeGeneration(plan, b.executor, generateCount); !w)
+      return fail(w.status().message());
+    for (int r = 0; r < generateReps; ++r) {
+      auto run = bench::timeGeneration(plan, b.executor, generateCount);
+      if (!run)
+        return fail(run.status().message());
+      generated = run->tokens;
+      generationSeconds.push_back(run->seconds);
+    }
+  }
+  progress.show("measuring the streaming-read bandwidth again");
+  auto after = b.bandwidth();
+  if (!after)
+    return fail(after.status().message());
+  progress.done();
+
+  std::vector<double> gbs = before->gbs;
+  gbs.insert(gbs.end(), after->gbs.begin(), after->gbs.end());
+  const double bandwidth = bench::median(gbs);
+
+  Json runtime;
+  runtime["name"] = "tileinfer";
+  runtime["label"] = std::string("TileInfer (") + (gpu ? "CUDA" : "CPU") + ")";
+  runtime["backend"] = b.kind;
+  runtime["error"] = nullptr;
+  runtime["contexts"] = Json::array();
+  std::printf("%s on %s: %s backend; floor = bytes / %.1f GB/s (median of %zu reads of %.2f GB, "
+              "measured in this process)\n",
+              plan.model.name.c_str(), b.device.c_str(), b.kind.c_str(), bandwidth, gbs.size(),
+              before->bytes / 1e9);
+  if (sessions >= int(kMinSessionsForInterval))
+    std::printf("median and 95%% interval over %d sessions (fresh loads of the plan), %d "
+                "timed steps each\n", sessions, reps);
+  else
+    std::printf("median and 95%% interval over the timed steps (%d session%s)\n", sessions,
+                sessions == 1 ? "" : "s");
+  std::printf("%9s %10s %23s %10s %9s %6s\n", "context", "ms/token", "95% interval", "floor ms",
+              "of floor", "steps");
+  for (const ContextResult &r : results) {
+    Json j = contextJson(r, bandwidth);
+    std::string ci = j["ci95_ms"].is_null()
+                         ? "(needs 6)"
+                         : (std::ostringstream() << std::fixed << std::setprecision(4)
+                                                 << j["ci95_ms"][0].get<double>() << " - "
+                                                 << j["ci95_ms"][1].get<double>())
+                               .str();
+    std::printf("%9d %10.4f %23s %10.4f %8.1f%% %6zu\n", r.context, j["median_ms"].get<double>(),
+                ci.c_str(), j["floor_ms"].get<double>(),
+                100 * j["share_of_floor"].get<double>(), j["n"].get<size_t>());
+    runtime["contexts"].push_back(std::move(j));
+  }
+  if (!generationSeconds.empty()) {
+    double seconds = bench::median(generationSeconds);
+    double rate = seconds > 0 ? generated.size() / seconds : 0;
+    std::printf("generation: %zu tokens from a %zu-token prompt in %.2f ms: %.1f tokens/s "
+                "(median of %zu runs)\n",
+                generated.size(), bench::kGenerationPromptTokens, seconds * 1e3, rate,
+                generationSeconds.size());
+    runtime["generate"] = Json{{"tokens", generated.size()},
+                               {"tokens_per_s", rate},
+                               {"seconds", generationSeconds},
+                               {"token_ids", generated}};
+  }
+  std::fflush(stdout);
+
+  if (!jsonPath.empty()) {
+    Json out;
+    out["schema"] = "tileinfer-bench-1";
+    out["date"] = utcNow();
+    out["device"] = b.device;
+    out["model"] = plan.model.name;
+    out["plan_target"] = plan.target.name;
+    std::string command;
+    for (int i = 0; i < argc; ++i)
+      command += (i ? " " : "tirun ") + std::string(argv[i]);
+    out["commands"] = Json::array({command});
+    out["bandwidth"] = Json{{"gbs", bandwidth}, {"samples", gbs}, {"bytes", before->bytes}};
+    out["runtimes"] = Json::array({runtime});
+    if (std::string e = writeFileAtomically(jsonPath, out.dump(1) + "\n"); !e.empty())
+      return fail(e);
+  }
+  return 0;
+}
+
+} // namespace ti::tirun
