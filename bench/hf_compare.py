@@ -2,7 +2,8 @@
 
 1. A randomly initialised LlamaForCausalLM with the exact Llama-3.2-1B config
    (seeded; norm scales perturbed around 1 so a dropped scale would show),
-   in BF16, saved with save_pretrained as safetensors.
+   in BF16, saved with save_pretrained as safetensors (bench/llama_checkpoint.py;
+   WORKDIR/checkpoint is reused when it holds the one for --seed).
 2. tipack packs that checkpoint for the plan; tirun decodes N greedy steps from
    a fixed prompt and dumps every step's logits (--dump-logits).
 3. Transformers runs the same token sequence (prompt + tirun's tokens) in one
@@ -23,7 +24,9 @@ import sys
 import numpy as np
 import torch
 import transformers
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import LlamaForCausalLM
+
+from llama_checkpoint import build_checkpoint
 
 p = argparse.ArgumentParser()
 p.add_argument("tic")
@@ -36,32 +39,10 @@ p.add_argument("--backend", default="cuda")
 p.add_argument("--seed", type=int, default=1234)
 args = p.parse_args()
 os.makedirs(args.work, exist_ok=True)
-torch.manual_seed(args.seed)
-
-rope = {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
-base = dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
-            num_attention_heads=32, num_key_value_heads=8, head_dim=64,
-            max_position_embeddings=131072, rms_norm_eps=1e-5, tie_word_embeddings=True,
-            bos_token_id=128000, eos_token_id=[128001, 128009], hidden_act="silu",
-            attention_bias=False, mlp_bias=False)
-# Transformers 5 names the RoPE settings rope_parameters (theta inside);
-# earlier versions rope_scaling and rope_theta.
-try:
-    config = LlamaConfig(**base, rope_parameters=dict(rope, rope_theta=500000.0))
-    assert config.rope_parameters["rope_type"] == "llama3"
-except Exception:
-    config = LlamaConfig(**base, rope_scaling=rope, rope_theta=500000.0)
-config._attn_implementation = "eager"
-model = LlamaForCausalLM(config)
-with torch.no_grad():
-    for name, param in model.named_parameters():
-        if name.endswith("norm.weight"):
-            param.copy_(1.0 + 0.1 * torch.randn_like(param))
-model = model.to(torch.bfloat16)
-ckpt = os.path.join(args.work, "checkpoint")
-model.save_pretrained(ckpt, safe_serialization=True)
-print(f"transformers {transformers.__version__}, torch {torch.__version__}: saved {ckpt}")
+ckpt = build_checkpoint(os.path.join(args.work, "checkpoint"), args.seed)
+print(f"transformers {transformers.__version__}, torch {torch.__version__}: checkpoint {ckpt}")
+model = LlamaForCausalLM.from_pretrained(ckpt, dtype=torch.bfloat16, attn_implementation="eager")
+config = model.config
 
 plan = os.path.join(args.work, "plan.fb")
 weights = os.path.join(args.work, "weights.bin")

@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${TI_BUILD_DIR:-$root/build}
 
-packages=(cmake ninja-build g++ python3
+packages=(cmake ninja-build g++ python3 python3-matplotlib python3-numpy
           llvm-14-dev llvm-14-tools
           libflatbuffers-dev flatbuffers-compiler
           libcli11-dev nlohmann-json3-dev libgtest-dev)

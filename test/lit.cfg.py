@@ -24,6 +24,25 @@ config.substitutions.append(("%models", os.path.join(config.ti_src_root, "models
 config.substitutions.append(("%ti_src", config.ti_src_root))
 
 
+def plotting_python():
+    """A Python that has numpy and matplotlib, for the scripts in bench/: the
+    build's, or Debian's (scripts/bootstrap.sh installs python3-matplotlib),
+    which a pyenv or venv python3 earlier on PATH may hide."""
+    for python in (config.python_executable, "/usr/bin/python3"):
+        try:
+            ok = subprocess.run([python, "-c", "import matplotlib, numpy"],
+                                capture_output=True, timeout=60).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        if ok:
+            return python
+    lit_config.fatal("no python3 with numpy and matplotlib for the bench/ scripts: "
+                     "install python3-matplotlib (scripts/bootstrap.sh does)")
+
+
+config.substitutions.append(("%plotpython", plotting_python()))
+
+
 def have_cuda_gpu():
     """A usable NVIDIA GPU: nvidia-smi lists at least one."""
     smi = shutil.which("nvidia-smi")

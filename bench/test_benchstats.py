@@ -1,0 +1,81 @@
+"""Tests for benchstats: python3 bench/test_benchstats.py (or -m unittest)."""
+import math
+import os
+import sys
+import unittest
+from fractions import Fraction
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchstats  # noqa: E402
+
+
+def reference_rank(n):
+    """The rank by the definition, with exact fractions, for small n."""
+    best = None
+    for l in range(1, n + 1):
+        if Fraction(sum(math.comb(n, k) for k in range(l)), 2 ** n) > Fraction(1, 40):
+            break
+        best = l
+    return best
+
+
+class MedianTest(unittest.TestCase):
+    def test_odd(self):
+        self.assertEqual(benchstats.median([3.0, 1.0, 2.0]), 2.0)
+
+    def test_even_is_mean_of_middle_pair(self):
+        self.assertEqual(benchstats.median([4.0, 1.0, 3.0, 2.0]), 2.5)
+
+    def test_empty(self):
+        with self.assertRaises(ValueError):
+            benchstats.median([])
+
+
+class RankTest(unittest.TestCase):
+    def test_known_ranks(self):
+        # P(X < 2) = 11/1024 <= 2.5% < P(X < 3) = 56/1024 for n = 10; and so on.
+        for n, l in [(6, 1), (10, 2), (20, 6), (100, 40), (1000, 469)]:
+            self.assertEqual(benchstats.ci_rank(n), l, n)
+
+    def test_matches_definition(self):
+        for n in range(6, 200):
+            self.assertEqual(benchstats.ci_rank(n), reference_rank(n), n)
+
+    def test_large_n(self):
+        # The normal approximation puts it at n/2 - 1.96 sqrt(n)/2, about 49690.
+        self.assertEqual(benchstats.ci_rank(100000), 49690)
+
+    def test_too_few_samples(self):
+        for n in range(6):
+            with self.assertRaises(ValueError):
+                benchstats.ci_rank(n)
+        with self.assertRaises(ValueError):
+            benchstats.median_ci95([1.0, 2.0, 3.0, 4.0, 5.0])
+
+
+class IntervalTest(unittest.TestCase):
+    def test_order_statistics_of_unsorted_input(self):
+        xs = [10.0, 1.0, 9.0, 2.0, 8.0, 3.0, 7.0, 4.0, 6.0, 5.0]  # n = 10: [x(2), x(9)]
+        self.assertEqual(benchstats.median_ci95(xs), (2.0, 9.0))
+
+    def test_twenty(self):
+        xs = [float(v) for v in range(20, 0, -1)]  # n = 20: [x(6), x(15)]
+        self.assertEqual(benchstats.median_ci95(xs), (6.0, 15.0))
+
+
+class PairedDiffTest(unittest.TestCase):
+    def test_block_medians_b_minus_a(self):
+        a = [[1.0, 1.0, 1.0]] * 6
+        b = [[1.0 + d, 1.5 + d, 9.0] for d in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)]
+        mid, (lo, hi) = benchstats.paired_diff(a, b)
+        self.assertAlmostEqual(mid, 0.5 + 0.35)
+        self.assertAlmostEqual(lo, 0.6)  # n = 6: the whole range
+        self.assertAlmostEqual(hi, 1.1)
+
+    def test_unpaired(self):
+        with self.assertRaises(ValueError):
+            benchstats.paired_diff([[1.0]] * 6, [[1.0]] * 7)
+
+
+if __name__ == "__main__":
+    unittest.main()

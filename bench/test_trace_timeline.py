@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Tests of trace_timeline.py's accounting: hand-made traces whose parts are
+worked out by hand, and the sample trace from the H200 (test/bench/Inputs).
+
+  python3 bench/test_trace_timeline.py
+"""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import trace_timeline as tt  # noqa: E402
+
+SAMPLE = os.path.join(HERE, "..", "test", "bench", "Inputs", "sample-trace.json")
+
+
+def task(tid, wave, name, opcode, ts, dur, weight_bytes=0):
+    return {"ph": "X", "pid": 0, "tid": tid, "cat": opcode, "name": name, "ts": ts, "dur": dur,
+            "args": {"wave": wave, "task": 0, "rows": [0, 1], "weight_bytes": weight_bytes}}
+
+
+def barrier(tid, wave, name, ts, dur):
+    return {"ph": "X", "pid": 0, "tid": tid, "cat": "barrier", "name": "barrier " + name,
+            "ts": ts, "dur": dur, "args": {"wave": wave}}
+
+
+def select(tid, ts, dur):
+    return {"ph": "X", "pid": 0, "tid": tid, "cat": "select", "name": "select", "ts": ts,
+            "dur": dur, "args": {"step": 1}}
+
+
+# Two workers, three waves, each closed by a barrier. At 1 GB/s a byte takes
+# 1e-3 us, so wave 0's 2,000 weight bytes take 2 us.
+#
+#   wave 0 gemv      w0 task 0-5,    barrier 5-8    (release 8, last end 6)
+#                    w1 task 0-6,    barrier 6-8
+#   wave 1 attention w0 task 8.5-10, barrier 10-13  (release 13.5, last end 12)
+#                    w1 task 9-12,   barrier 12-13.5
+#   wave 2 reduce    w0 task 14-15,  barrier 15-16  (release 16, last end 15)
+#                    w1 task 13.5-14.5, barrier 14.5-16
+THREE_WAVES = [
+    task(0, 0, "L0.q+k+v", "gemv", 0, 5, 1000), barrier(0, 0, "L0.q+k+v", 5, 3),
+    task(1, 0, "L0.q+k+v", "gemv", 0, 6, 1000), barrier(1, 0, "L0.q+k+v", 6, 2),
+    task(0, 1, "L0.a.scores", "attention_scores", 8.5, 1.5), barrier(0, 1, "L0.a.scores", 10, 3),
+    task(1, 1, "L0.a.scores", "attention_scores", 9, 3), barrier(1, 1, "L0.a.scores", 12, 1.5),
+    task(0, 2, "L0.ffn_reduce", "reduce_residual", 14, 1), barrier(0, 2, "L0.ffn_reduce", 15, 1),
+    task(1, 2, "L0.ffn_reduce", "reduce_residual", 13.5, 1),
+    barrier(1, 2, "L0.ffn_reduce", 14.5, 1.5),
+]
+
+
+class HandMadeTrace(unittest.TestCase):
+    def assertParts(self, parts, expected, total):
+        for c in tt.CATEGORIES:
+            self.assertAlmostEqual(parts[c], expected[c], places=9, msg=c)
+        self.assertAlmostEqual(sum(parts.values()), total, places=9)
+
+    def test_three_waves(self):
+        acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
+        self.assertEqual(acc.total, 16)
+        # ideal: 2,000 bytes at 1 GB/s. gemv: span 0-6 less the ideal 2.
+        # barrier: 8-6, 13.5-12, 16-15. attention: 8-12. other: 13.5-15.
+        self.assertParts(acc.parts(), {"ideal": 2, "gemv": 4, "barrier": 4.5,
+                                       "attention": 4, "other": 1.5}, 16)
+
+    def test_kv_bytes_move_attention_time_into_ideal(self):
+        acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0, kv_bytes=1000)
+        self.assertParts(acc.parts(), {"ideal": 3, "gemv": 4, "barrier": 4.5,
+                                       "attention": 3, "other": 1.5}, 16)
+
+    def test_kv_bytes_without_attention_are_refused(self):
+        events = [e for e in THREE_WAVES if e["args"]["wave"] != 1]
+        with self.assertRaises(ValueError):
+            tt.account(events, bandwidth_gbs=1.0, kv_bytes=1000)
+
+    def test_breakdowns_sum_to_their_parts(self):
+        acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
+        gemv = tt.gemv_by_pattern(acc)
+        self.assertEqual(list(gemv), ["q+k+v"])
+        self.assertEqual(gemv["q+k+v"]["waves"], 1)
+        self.assertAlmostEqual(gemv["q+k+v"]["span_us"], 6)
+        self.assertAlmostEqual(gemv["q+k+v"]["excess_us"], 4)
+        self.assertAlmostEqual(gemv["q+k+v"]["gbs"], 2000 / 6 / 1e3)
+        self.assertEqual(tt.other_by_opcode(acc), {"reduce_residual": 1.5})
+
+    def test_wave_without_barrier_shares_the_next_interval(self):
+        # Scores (no barrier) then values: the interval 8-13.5 splits at the
+        # scores' last end (11) and the values' last end (12.5).
+        events = THREE_WAVES[:4] + [
+            task(0, 1, "L0.a.scores", "attention_scores", 8.5, 1.5),
+            task(1, 1, "L0.a.scores", "attention_scores", 9, 2),
+            task(0, 2, "L0.a.values", "attention_values", 10.5, 0.5),
+            barrier(0, 2, "L0.a.values", 11, 2.5),
+            task(1, 2, "L0.a.values", "attention_values", 11, 1.5),
+            barrier(1, 2, "L0.a.values", 12.5, 1),
+        ]
+        acc = tt.account(events, bandwidth_gbs=1.0)
+        self.assertEqual([len(iv.waves) for iv in acc.intervals], [1, 2])
+        spans = [p.us for p in acc.pieces if p.category == "attention"]
+        self.assertEqual(spans, [3, 1.5])
+        self.assertParts(acc.parts(), {"ideal": 2, "gemv": 4, "barrier": 3,
+                                       "attention": 4.5, "other": 0}, 13.5)
+
+    def test_selection_and_tail_are_other(self):
+        # The selection (0-1) comes before wave 0; wave 1 has no barrier and
+        # ends at 7, and worker 1's last task ends at 7.5 after it.
+        events = [
+            select(0, 0, 1), select(1, 0, 0.5),
+            task(0, 0, "L0.o", "gemv", 1, 3, 500), barrier(0, 0, "L0.o", 4, 2),
+            task(1, 0, "L0.o", "gemv", 1.5, 3.5, 500), barrier(1, 0, "L0.o", 5, 1),
+            task(0, 1, "L0.ffn_reduce", "reduce_residual", 6, 1),
+            task(1, 1, "L0.ffn_reduce", "reduce_residual", 6.5, 1),
+        ]
+        acc = tt.account(events, bandwidth_gbs=1.0)
+        self.assertEqual([iv.closed for iv in acc.intervals], [True, False])
+        # other: the selection 0-1, the reduce 6-7.5. gemv: 1-5 less 1.
+        self.assertParts(acc.parts(), {"ideal": 1, "gemv": 3, "barrier": 1,
+                                       "attention": 0, "other": 2.5}, 7.5)
+        self.assertEqual(tt.other_by_opcode(acc), {"reduce_residual": 1.5, "select": 1})
+
+    def test_categories(self):
+        self.assertEqual(tt.category_of("gemv", 0), "gemv")
+        self.assertEqual(tt.category_of("lm_head", 10), "gemv")
+        self.assertEqual(tt.category_of("embed", 32), "other")
+        self.assertEqual(tt.category_of("new_matmul", 32), "gemv")
+        self.assertEqual(tt.category_of("new_norm", 0), "other")
+        self.assertEqual(tt.category_of("attention_values", 0), "attention")
+
+    def test_layer_window(self):
+        acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
+        start, stop, pieces = tt.layer_window(acc, 0)
+        self.assertEqual((start, stop), (0, 16))
+        self.assertAlmostEqual(sum(p.us for p in pieces), 16)
+        with self.assertRaises(ValueError):
+            tt.layer_window(acc, 1)
+
+
+class SampleTrace(unittest.TestCase):
+    """Eight of the 132 workers of a real step on the H200."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.acc = tt.account(tt.load_events(SAMPLE), bandwidth_gbs=4625.5, kv_bytes=32768)
+
+    def test_parts_sum_to_the_step(self):
+        parts = self.acc.parts()
+        self.assertAlmostEqual(sum(parts.values()), self.acc.total, places=9)
+        self.assertAlmostEqual(self.acc.total, 1380.384, places=9)
+        self.assertAlmostEqual(sum(p.us for p in self.acc.pieces), self.acc.total, places=9)
+        for c in tt.CATEGORIES:
+            self.assertGreater(parts[c], 0, c)
+
+    def test_breakdowns(self):
+        parts = self.acc.parts()
+        gemv = tt.gemv_by_pattern(self.acc)
+        self.assertEqual(sorted(gemv), ["ffn", "lm_head", "o", "q+k+v"])
+        self.assertAlmostEqual(sum(r["excess_us"] for r in gemv.values()), parts["gemv"], places=9)
+        other = tt.other_by_opcode(self.acc)
+        self.assertEqual(sorted(other), ["embed", "reduce_residual", "select", "select_token"])
+        self.assertAlmostEqual(sum(other.values()), parts["other"], places=9)
+
+    def test_every_layer_window_sums(self):
+        self.assertEqual(tt.layers(self.acc), list(range(16)))
+        for layer in tt.layers(self.acc):
+            start, stop, pieces = tt.layer_window(self.acc, layer)
+            parts = self.acc.parts(pieces, stop - start)
+            self.assertAlmostEqual(parts["other"], sum(p.us for p in pieces if p.category == "other"),
+                                   places=9)
+
+    def test_command_line_writes_json_and_png(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("no matplotlib")
+        with tempfile.TemporaryDirectory() as d:
+            png, js = os.path.join(d, "t.png"), os.path.join(d, "a.json")
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                rc = tt.main([SAMPLE, "--bandwidth-gbs", "4625.5", "--png", png, "--json", js,
+                              "--layer", "3"])
+            self.assertEqual(rc, 0)
+            self.assertIn("GEMV below the roofline", out.getvalue())
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            with open(js) as f:
+                j = json.load(f)
+            self.assertAlmostEqual(sum(j["parts_us"].values()), j["step_us"], places=9)
+            self.assertEqual(sorted(os.listdir(d)), ["a.json", "t.png"])
+
+    def test_command_line_refuses_a_missing_layer(self):
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            rc = tt.main([SAMPLE, "--bandwidth-gbs", "4625.5", "--png", "/nonexistent/x.png",
+                          "--layer", "99"])
+        self.assertEqual(rc, 1)
+        self.assertIn("no wave of layer 99", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()

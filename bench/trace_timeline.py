@@ -1,0 +1,528 @@
+#!/usr/bin/env python3
+"""One traced step as a per-worker timeline, and where its time went.
+
+  python3 bench/trace_timeline.py trace.json --bandwidth-gbs B [--kv-bytes K]
+      [--png out.png] [--layer L] [--json accounting.json]
+
+The input is what `tirun --trace` writes (lib/Runtime/Trace.cpp): one thread
+per worker, an "X" event per task (cat = opcode, args.wave, args.weight_bytes),
+per grid barrier (cat "barrier", from the worker's arrival to its departure,
+args.wave = the wave it closes) and per token selection (cat "select").
+
+The accounting splits the measured step time T, from the first event's start
+to the last event's end, into five parts that sum to T exactly:
+
+  ideal streaming    (weight bytes of every task + K) / B: the time the step
+                     would take if it only streamed its bytes at the measured
+                     bandwidth B (GB/s). K (--kv-bytes, default 0) is the K/V
+                     cache the attention tasks read, which the trace does not
+                     record; it is shared evenly among the attention waves.
+  GEMV below the     for each wave that streams weights (gemv, ffn_partial,
+  roofline           lm_head, and an unknown opcode with weight bytes): its
+                     span minus its ideal streaming time.
+  barrier latency    for each barrier: from the last task end of the waves it
+                     closes to its release (the last worker's departure).
+  attention          for each attention wave: its span, minus its share of K.
+  other              the span of every other wave (select_token, embed,
+                     reduce_residual, the step's token selection, which is
+                     ordered before wave 0) minus its ideal streaming time (the
+                     embedding rows are weight bytes too), and the time after
+                     the last barrier's release, if any. It is computed as T
+                     minus the other four parts, so it also takes the floating
+                     point rounding; the pieces it is made of agree with it to
+                     far below a nanosecond.
+
+A wave's span. The barriers cut the step into intervals: the first starts at
+the step's start, each ends at a release and the next starts there. A wave
+with no barrier of its own (the attention scores at short contexts) shares the
+interval of the next wave that has one, as in trace_summary.py. Within an
+interval the waves, in plan order, take turns: wave i's span runs from the
+latest task end of the waves before it in the interval (or the interval's
+start) to the latest task end of its own tasks (or of those before, if later).
+The spans of an interval's waves plus its barrier latency are the interval.
+Time a worker spends after the release before starting its next task thus
+counts in the next wave's span, as does the token selection in the first; so
+does the slowest worker's lead over the others (imbalance), since a span ends
+at the wave's last task end.
+
+The per-wave parts are kept as pieces (wave, category, microseconds), so the
+same sums give the step's accounting, the GEMV part by wave name (q+k+v, o,
+ffn, lm_head) and the accounting of one layer's window.
+
+--png draws every worker's events (tasks by opcode, barrier waits in grey,
+the selection in its own colour), one layer enlarged below (default: the
+middle one), and under each panel a bar splitting its time as above.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+STREAMING_OPCODES = {"gemv", "ffn_partial", "lm_head"}
+KNOWN_OPCODES = {"nop", "select_token", "embed", "gemv", "attention_scores",
+                 "attention_values", "ffn_partial", "reduce_residual", "lm_head"}
+CATEGORIES = ("ideal", "gemv", "barrier", "attention", "other")
+CATEGORY_LABELS = {
+    "ideal": "ideal streaming",
+    "gemv": "GEMV below the roofline",
+    "barrier": "barrier latency",
+    "attention": "attention",
+    "other": "other",
+}
+SELECT_WAVE = -1     # The step's token selection, ordered before wave 0.
+TAIL = "after the last barrier"
+
+
+@dataclass
+class Wave:
+    """One wave's events: its tasks and the barrier that closes it (if any)."""
+    index: int
+    name: str
+    opcode: str
+    tasks: list = field(default_factory=list)
+    barriers: list = field(default_factory=list)
+
+    @property
+    def weight_bytes(self):
+        return sum(t["args"].get("weight_bytes", 0) for t in self.tasks)
+
+    @property
+    def last_end(self):
+        return max((end(t) for t in self.tasks), default=None)
+
+    @property
+    def release(self):
+        return max((end(b) for b in self.barriers), default=None)
+
+
+@dataclass
+class Interval:
+    """From one release (or the step's start) to the next (or the step's end)."""
+    start: float
+    stop: float
+    waves: list
+    closed: bool  # Ends at a barrier's release, not at the step's end.
+
+
+@dataclass
+class Piece:
+    interval: int
+    wave: object      # a Wave, or None for the time after the last barrier
+    category: str
+    us: float
+
+
+@dataclass
+class Accounting:
+    start: float
+    stop: float
+    bandwidth_gbs: float
+    kv_bytes: int
+    waves: list
+    intervals: list
+    pieces: list
+
+    @property
+    def total(self):
+        return self.stop - self.start
+
+    def parts(self, pieces=None, total=None):
+        """Microseconds per category. The last part takes the rounding, so the
+        parts sum to the total as exactly as floating point allows."""
+        pieces = self.pieces if pieces is None else pieces
+        total = self.total if total is None else total
+        sums = {c: 0.0 for c in CATEGORIES}
+        for p in pieces:
+            sums[p.category] += p.us
+        sums["other"] = total - sum(sums[c] for c in CATEGORIES if c != "other")
+        return sums
+
+
+def end(event):
+    return event["ts"] + event["dur"]
+
+
+def category_of(opcode, weight_bytes):
+    """The part a wave's span (less its ideal streaming time) belongs to."""
+    if opcode in STREAMING_OPCODES or (opcode not in KNOWN_OPCODES and weight_bytes > 0):
+        return "gemv"
+    if opcode.startswith("attention"):
+        return "attention"
+    return "other"
+
+
+def layer_of(name):
+    m = re.match(r"L(\d+)\.", name)
+    return int(m.group(1)) if m else None
+
+
+def pattern_of(name):
+    """A wave's name without its layer: "L7.q+k+v" -> "q+k+v"."""
+    return re.sub(r"^L\d+\.", "", name)
+
+
+def load_events(path):
+    with open(path) as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+
+
+def group_waves(events):
+    """The waves in plan order, the token selection first as its own wave."""
+    waves = {}
+    for e in events:
+        cat = e["cat"]
+        if cat == "select":
+            index, name, opcode = SELECT_WAVE, "select", "select"
+        elif cat == "barrier":
+            index = e["args"]["wave"]
+            name, opcode = None, None
+        else:
+            index, name, opcode = e["args"]["wave"], e["name"], cat
+        w = waves.setdefault(index, Wave(index, name, opcode))
+        if name is not None and w.name is None:
+            w.name, w.opcode = name, opcode
+        (w.barriers if cat == "barrier" else w.tasks).append(e)
+    for w in waves.values():
+        if w.name is None:  # A barrier with no tasks, e.g. the step's closing one.
+            w.name = re.sub(r"^barrier ", "", w.barriers[0]["name"])
+            w.opcode = "barrier"
+    return [waves[i] for i in sorted(waves)]
+
+
+def cut_intervals(waves, start, stop):
+    """Group the waves into the intervals their barriers close."""
+    intervals, pending, t = [], [], start
+    for w in waves:
+        pending.append(w)
+        if w.release is not None:
+            intervals.append(Interval(t, w.release, pending, True))
+            pending, t = [], w.release
+    if pending or t < stop:
+        intervals.append(Interval(t, stop, pending, False))
+    return intervals
+
+
+def wave_ideal_us(wave, bandwidth_gbs, kv_share_bytes):
+    extra = kv_share_bytes if wave.opcode.startswith("attention") else 0
+    return (wave.weight_bytes + extra) / (bandwidth_gbs * 1e3)
+
+
+def interval_pieces(k, interval, bandwidth_gbs, kv_share_bytes):
+    """Each wave's span as an ideal piece and a category piece, then the
+    barrier latency (or, after the last barrier, the tail)."""
+    pieces, t = [], interval.start
+    for w in interval.waves:
+        done = max(t, w.last_end if w.last_end is not None else t)
+        ideal = wave_ideal_us(w, bandwidth_gbs, kv_share_bytes)
+        pieces.append(Piece(k, w, "ideal", ideal))
+        pieces.append(Piece(k, w, category_of(w.opcode, w.weight_bytes), done - t - ideal))
+        t = done
+    last = interval.waves[-1] if interval.waves else None
+    if interval.closed:
+        pieces.append(Piece(k, last, "barrier", interval.stop - t))
+    elif interval.stop > t:
+        pieces.append(Piece(k, None, "other", interval.stop - t))
+    return pieces
+
+
+def account(events, bandwidth_gbs, kv_bytes=0):
+    if not events:
+        raise ValueError("the trace has no events")
+    if bandwidth_gbs <= 0:
+        raise ValueError("the bandwidth must be positive")
+    start = min(e["ts"] for e in events)
+    stop = max(end(e) for e in events)
+    waves = group_waves(events)
+    attention = [w for w in waves if w.opcode.startswith("attention")]
+    if kv_bytes and not attention:
+        raise ValueError("--kv-bytes given but the trace has no attention wave")
+    kv_share = kv_bytes / len(attention) if attention else 0
+    intervals = cut_intervals(waves, start, stop)
+    pieces = []
+    for k, iv in enumerate(intervals):
+        pieces += interval_pieces(k, iv, bandwidth_gbs, kv_share)
+    return Accounting(start, stop, bandwidth_gbs, kv_bytes, waves, intervals, pieces)
+
+
+def gemv_by_pattern(acc):
+    """The GEMV part by wave name: waves, span, ideal, excess, effective GB/s."""
+    rows = defaultdict(lambda: {"waves": 0, "span_us": 0.0, "ideal_us": 0.0,
+                                "excess_us": 0.0, "bytes": 0})
+    for p in acc.pieces:
+        if p.wave is None or category_of(p.wave.opcode, p.wave.weight_bytes) != "gemv":
+            continue
+        r = rows[pattern_of(p.wave.name)]
+        if p.category == "ideal":
+            r["waves"] += 1
+            r["ideal_us"] += p.us
+            r["span_us"] += p.us
+            r["bytes"] += p.wave.weight_bytes
+        elif p.category == "gemv":
+            r["excess_us"] += p.us
+            r["span_us"] += p.us
+    for r in rows.values():
+        r["gbs"] = r["bytes"] / r["span_us"] / 1e3 if r["span_us"] > 0 else 0.0
+    return dict(sorted(rows.items(), key=lambda kv: -kv[1]["excess_us"]))
+
+
+def other_by_opcode(acc):
+    rows = defaultdict(float)
+    for p in acc.pieces:
+        if p.category == "other":
+            rows[TAIL if p.wave is None else p.wave.opcode] += p.us
+    return dict(sorted(rows.items(), key=lambda kv: -kv[1]))
+
+
+def layer_window(acc, layer):
+    """The intervals holding layer `layer`'s waves: (start, stop, pieces)."""
+    ks = [k for k, iv in enumerate(acc.intervals)
+          if any(layer_of(w.name) == layer for w in iv.waves)]
+    if not ks:
+        raise ValueError(f"no wave of layer {layer} in the trace")
+    pieces = [p for p in acc.pieces if ks[0] <= p.interval <= ks[-1]]
+    return acc.intervals[ks[0]].start, acc.intervals[ks[-1]].stop, pieces
+
+
+def layers(acc):
+    return sorted({layer_of(w.name) for w in acc.waves} - {None})
+
+
+def to_json(acc):
+    return {
+        "step_us": acc.total,
+        "bandwidth_gbs": acc.bandwidth_gbs,
+        "weight_bytes": sum(w.weight_bytes for w in acc.waves),
+        "kv_bytes": acc.kv_bytes,
+        "workers": len({e["tid"] for w in acc.waves for e in w.tasks + w.barriers}),
+        "waves": sum(1 for w in acc.waves if w.index != SELECT_WAVE),
+        "barriers": sum(1 for iv in acc.intervals if iv.closed),
+        "parts_us": acc.parts(),
+        "gemv_by_wave": gemv_by_pattern(acc),
+        "other_by_opcode": other_by_opcode(acc),
+    }
+
+
+def print_report(acc, out=None):
+    out = out or sys.stdout
+    j = to_json(acc)
+    total = acc.total
+    print(f"step: {total:.3f} us on {j['workers']} workers, {j['waves']} waves, "
+          f"{j['barriers']} barriers", file=out)
+    print(f"streamed: {j['weight_bytes']} weight bytes + {j['kv_bytes']} K/V bytes "
+          f"at {acc.bandwidth_gbs:g} GB/s", file=out)
+    print(f"{'part':<24} {'us':>9} {'%':>6}", file=out)
+    for c, us in j["parts_us"].items():
+        print(f"{CATEGORY_LABELS[c]:<24} {us:9.1f} {100 * us / total:6.1f}", file=out)
+    print(f"{'step':<24} {total:9.1f} {100.0:6.1f}", file=out)
+    print(f"{'above ideal':<24} {total - j['parts_us']['ideal']:9.1f} "
+          f"{100 * (total - j['parts_us']['ideal']) / total:6.1f}", file=out)
+    print(f"sum of the parts {sum(j['parts_us'].values()):.3f} us, step {total:.3f} us", file=out)
+    print("GEMV below the roofline by wave:", file=out)
+    print(f"  {'wave':<14} {'waves':>5} {'span us':>9} {'ideal us':>9} {'excess us':>9} {'GB/s':>7}",
+          file=out)
+    for name, r in j["gemv_by_wave"].items():
+        print(f"  {name:<14} {r['waves']:>5} {r['span_us']:9.1f} {r['ideal_us']:9.1f} "
+              f"{r['excess_us']:9.1f} {r['gbs']:7.0f}", file=out)
+    print("other by opcode:", file=out)
+    for name, us in j["other_by_opcode"].items():
+        print(f"  {name:<24} {us:9.1f}", file=out)
+
+
+def write_atomically(path, write, binary=False):
+    """Write through a temporary file in the same folder, then rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.splitext(path)[1])
+    try:
+        with os.fdopen(fd, "wb" if binary else "w") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+# --- the picture -------------------------------------------------------------
+
+OPCODE_COLORS = {
+    "select": "#f2c200",
+    "select_token": "#b8860b",
+    "embed": "#8c564b",
+    "gemv": "#1f77b4",
+    "attention_scores": "#d62728",
+    "attention_values": "#ff7f7f",
+    "ffn_partial": "#2ca02c",
+    "reduce_residual": "#9467bd",
+    "lm_head": "#17becf",
+    "nop": "#7f7f7f",
+}
+BARRIER_COLOR = "#d9d9d9"
+CATEGORY_COLORS = {
+    "ideal": "#4d4d4d",
+    "gemv": "#6baed6",
+    "barrier": "#bdbdbd",
+    "attention": "#fb6a4a",
+    "other": "#c49c94",
+}
+
+
+SPARE_COLORS = ["#e377c2", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5"]
+unknown_colors = {}  # An opcode this script does not know -> its spare colour.
+
+
+def opcode_color(opcode):
+    if opcode in OPCODE_COLORS:
+        return OPCODE_COLORS[opcode]
+    if opcode not in unknown_colors:
+        unknown_colors[opcode] = SPARE_COLORS[len(unknown_colors) % len(SPARE_COLORS)]
+    return unknown_colors[opcode]
+
+
+def draw_events(ax, acc, workers, t0):
+    """Every event as a thin bar in its worker's row, one collection per colour."""
+    from matplotlib.collections import PolyCollection
+    by_color = defaultdict(list)
+    for w in acc.waves:
+        for e in w.tasks:
+            by_color[opcode_color(w.opcode)].append(e)
+        for e in w.barriers:
+            by_color[BARRIER_COLOR].append(e)
+    row = {tid: i for i, tid in enumerate(workers)}
+    for color, events in by_color.items():
+        verts = []
+        for e in events:
+            x0, x1, y = e["ts"] - t0, end(e) - t0, row[e["tid"]]
+            verts.append([(x0, y - 0.42), (x1, y - 0.42), (x1, y + 0.42), (x0, y + 0.42)])
+        z = 1 if color == BARRIER_COLOR else 2
+        ax.add_collection(PolyCollection(verts, facecolors=color, edgecolors=color,
+                                         linewidths=0.15, antialiased=False, zorder=z))
+    ax.set_ylim(len(workers) - 0.5, -0.5)
+    n = len(workers)
+    ticks = sorted({0, n // 4, n // 2, 3 * n // 4, n - 1})
+    ax.set_yticks(ticks)
+    ax.set_yticklabels([str(workers[i]) for i in ticks])
+    ax.set_ylabel("worker")
+
+
+def draw_parts(ax, parts, x0, total, title):
+    """A stacked bar from x0 splitting `total` into the accounting parts."""
+    x = x0
+    for c in CATEGORIES:
+        us = max(parts[c], 0.0)
+        ax.barh(0, us, left=x, height=1.0, color=CATEGORY_COLORS[c], edgecolor="white",
+                linewidth=0.5)
+        share = us / total if total > 0 else 0
+        if share > 0.03:
+            text = f"{CATEGORY_LABELS[c]}  {us:.1f} µs ({100 * share:.0f}%)"
+            if share < 0.16:
+                text = f"{us:.1f} µs\n{100 * share:.0f}%"
+            ax.text(x + us / 2, 0, text, ha="center", va="center", fontsize=7.5,
+                    color="white" if c == "ideal" else "black")
+        x += us
+    ax.set_ylim(-0.5, 0.5)
+    ax.set_yticks([])
+    ax.set_ylabel(title, rotation=0, ha="right", va="center", fontsize=8)
+
+
+def plot(acc, layer, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    t0, total = acc.start, acc.total
+    workers = sorted({e["tid"] for w in acc.waves for e in w.tasks + w.barriers})
+    l0, l1, lpieces = layer_window(acc, layer)
+
+    fig = plt.figure(figsize=(16, 12.5), dpi=120)
+    gs = fig.add_gridspec(6, 1, height_ratios=[10, 0.7, 1.1, 6.5, 0.7, 1.1], hspace=0.12,
+                          left=0.07, right=0.985, top=0.955, bottom=0.03)
+    top = fig.add_subplot(gs[0])
+    top_bar = fig.add_subplot(gs[1], sharex=top)
+    low = fig.add_subplot(gs[3])
+    low_bar = fig.add_subplot(gs[4], sharex=low)
+    legend_ax = fig.add_subplot(gs[5])
+    legend_ax.axis("off")
+
+    draw_events(top, acc, workers, t0)
+    top.set_xlim(0, total)
+    top.axvspan(l0 - t0, l1 - t0, facecolor="none", edgecolor="black", linewidth=0.8,
+                linestyle="--", zorder=3)
+    top.text((l0 + l1) / 2 - t0, len(workers) - 0.5, f"layer {layer}", fontsize=8,
+             ha="center", va="top", backgroundcolor="white", zorder=4)
+    top.tick_params(labelbottom=False)
+    top.set_title(f"One step: {total:.1f} µs on {len(workers)} workers; ideal streaming at "
+                  f"{acc.bandwidth_gbs:g} GB/s is {acc.parts()['ideal']:.1f} µs", fontsize=10, loc="left")
+    draw_parts(top_bar, acc.parts(), 0, total, "step")
+    top_bar.set_xlabel("µs from the step's start", fontsize=9)
+
+    draw_events(low, acc, workers, t0)
+    low.set_xlim(l0 - t0, l1 - t0)
+    low.tick_params(labelbottom=False)
+    low.set_title(f"Layer {layer} enlarged: {l1 - l0:.1f} µs", fontsize=10, loc="left",
+                  pad=16)
+    ks = sorted({p.interval for p in lpieces})
+    for k in ks:
+        iv = acc.intervals[k]
+        low.axvline(iv.stop - t0, color="black", linewidth=0.6, linestyle=":", zorder=3)
+        names = [pattern_of(w.name) for w in iv.waves if w.tasks and w.index != SELECT_WAVE]
+        if names:
+            low.text((iv.start + iv.stop) / 2 - t0, 1.005, " + ".join(names), ha="center",
+                     va="bottom", fontsize=8, clip_on=False, transform=low.get_xaxis_transform())
+    draw_parts(low_bar, acc.parts(lpieces, l1 - l0), l0 - t0, l1 - l0, f"layer {layer}")
+    low_bar.set_xlabel("µs from the step's start", fontsize=9)
+
+    opcodes = [w.opcode for w in acc.waves if w.tasks]
+    seen = list(dict.fromkeys(opcodes))
+    handles = [Patch(color=opcode_color(o), label=o) for o in seen]
+    handles.append(Patch(color=BARRIER_COLOR, label="barrier wait"))
+    first = legend_ax.legend(handles=handles, loc="upper left", ncol=6, fontsize=8,
+                             title="events", title_fontsize=8, frameon=False)
+    legend_ax.add_artist(first)
+    handles = [Patch(color=CATEGORY_COLORS[c], label=CATEGORY_LABELS[c]) for c in CATEGORIES]
+    legend_ax.legend(handles=handles, loc="upper right", ncol=3, fontsize=8,
+                     title="accounting", title_fontsize=8, frameon=False)
+
+    write_atomically(path, lambda f: fig.savefig(f, format="png"), binary=True)
+    plt.close(fig)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("trace")
+    ap.add_argument("--bandwidth-gbs", type=float, required=True,
+                    help="the measured streaming bandwidth, GB/s")
+    ap.add_argument("--kv-bytes", type=int, default=0,
+                    help="K/V cache bytes the step reads (not in the trace)")
+    ap.add_argument("--png", help="draw the timeline here")
+    ap.add_argument("--layer", type=int, help="the layer to enlarge (default: the middle one)")
+    ap.add_argument("--json", help="write the accounting here")
+    args = ap.parse_args(argv)
+    try:
+        acc = account(load_events(args.trace), args.bandwidth_gbs, args.kv_bytes)
+        ls = layers(acc)
+        layer = args.layer if args.layer is not None else (ls[len(ls) // 2] if ls else None)
+        if args.png and layer is None:
+            raise ValueError("no layer wave (named L<n>.*) in the trace to enlarge")
+        if args.png:
+            layer_window(acc, layer)
+            import matplotlib  # noqa: F401  (before the report, so an error comes alone)
+    except ImportError:
+        print("trace_timeline: error: --png needs matplotlib", file=sys.stderr)
+        return 1
+    except (OSError, KeyError, ValueError) as e:
+        print(f"trace_timeline: error: {e}", file=sys.stderr)
+        return 1
+    print_report(acc)
+    if args.json:
+        write_atomically(args.json, lambda f: json.dump(to_json(acc), f, indent=1))
+    if args.png:
+        plot(acc, layer, args.png)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
