@@ -94,8 +94,13 @@ StatusOr<GapsRun> generationGaps(const plan::Plan &plan, const BenchExecutor &ex
   auto result = generate(plan, executor.launch, prompt, count, options);
   if (!result)
     return result.status();
+  if (result->stop == GenerateResult::Stop::Error)
+    return Status::error("the generation met non-finite logits");
   run.tokens = result->tokens;
-  run.top2Gaps.resize(run.tokens.size());
+  // Every launch from the prompt's last position on picked one token.
+  if (run.top2Gaps.size() != run.tokens.size())
+    return Status::error("the gaps run saw " + std::to_string(run.top2Gaps.size()) +
+                         " sets of logits for " + std::to_string(run.tokens.size()) + " tokens");
   return run;
 }
 

@@ -30,6 +30,7 @@
 
 #include "BenchBackend.h"
 #include "CommandLine.h"
+#include "Serve.h"
 
 #include "ti/Bench/Statistics.h"
 #include "ti/Plan/TokenBytes.h"
@@ -40,6 +41,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <ctime>
 #include <iomanip>
 #include <iostream>
@@ -114,110 +116,6 @@ Json contextJson(const ContextResult &r, double gbs) {
   return j;
 }
 
-// --- --serve: the worker protocol -----------------------------------------===//
-
-void reply(const Json &j) {
-  std::cout << j.dump() << std::endl; // One line, flushed: the driver waits on it.
-}
-
-int serve(const plan::Plan &plan, const BenchBackend &b) {
-  const bench::BenchExecutor &exe = b.executor;
-  Json ready;
-  ready["ready"] = true;
-  ready["runtime"] = "tileinfer";
-  ready["device"] = b.device;
-  ready["detail"] = "tirun " + b.kind + " backend, plan for " + plan.target.name + " (" +
-                    std::to_string(plan.target.workers) + " workers)";
-  ready["weight_floor_bytes"] = plan::tokenBytes(plan).floorWeights();
-  ready["kv_bytes_per_position"] = plan::kvCacheBytes(plan.model, 1);
-  ready["reload"] = true; // Understands 'reload'.
-  reply(ready);
-  int32_t context = -1;
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    std::istringstream in(line);
-    std::string command;
-    long long n = -1;
-    in >> command >> n;
-    auto error = [](const std::string &message) { reply(Json{{"error", message}}); };
-    auto needCount = [&] {
-      if (n >= 0 && n <= INT32_MAX)
-        return true;
-      error("'" + command + "' needs a count: '" + line + "'");
-      return false;
-    };
-    if (command == "quit")
-      return 0;
-    if (command == "reload") {
-      // A fresh load of the plan, refilled to the current context.
-      auto start = std::chrono::steady_clock::now();
-      Status s = b.reopen();
-      if (s.ok() && context >= 0)
-        s = bench::fillContext(plan, exe, context);
-      if (!s.ok()) {
-        error(s.message());
-        continue;
-      }
-      reply(Json{{"reloaded", true},
-                 {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                           start).count()}});
-    } else if (command == "bandwidth") {
-      auto bw = b.bandwidth();
-      if (!bw) {
-        error(bw.status().message());
-        continue;
-      }
-      reply(Json{{"gbs", bench::median(bw->gbs)}, {"samples", bw->gbs}, {"bytes", bw->bytes}});
-    } else if (command == "context") {
-      if (!needCount())
-        continue;
-      auto start = std::chrono::steady_clock::now();
-      if (Status s = bench::fillContext(plan, exe, int32_t(n)); !s.ok()) {
-        error(s.message());
-        continue;
-      }
-      context = int32_t(n);
-      reply(Json{{"context", context},
-                 {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                           start).count()}});
-    } else if (command == "measure") {
-      if (!needCount())
-        continue;
-      if (context < 0) {
-        error("'measure' before any 'context'");
-        continue;
-      }
-      auto ms = bench::timeSteps(plan, exe, context, int(n));
-      if (!ms) {
-        error(ms.status().message());
-        continue;
-      }
-      reply(Json{{"context", context}, {"ms", *ms},
-                 {"floor_bytes", plan::floorBytes(plan, uint64_t(context))}});
-    } else if (command == "generate" || command == "gaps") {
-      if (!needCount())
-        continue;
-      context = -1; // The cache now holds the generation.
-      if (command == "generate") {
-        auto run = bench::timeGeneration(plan, exe, int32_t(n));
-        if (!run)
-          error(run.status().message());
-        else
-          reply(Json{{"tokens", run->tokens}, {"seconds", run->seconds}});
-      } else {
-        auto run = bench::generationGaps(plan, exe, int32_t(n));
-        if (!run)
-          error(run.status().message());
-        else
-          reply(Json{{"tokens", run->tokens}, {"top2_gap", run->top2Gaps}});
-      }
-    } else {
-      error("unknown command '" + line + "'");
-    }
-  }
-  return 0;
-}
-
 } // namespace
 
 int runBench(int argc, char **argv) {
@@ -278,7 +176,9 @@ int runBench(int argc, char **argv) {
       return fail("--contexts: context " + std::to_string(c) + " cannot be measured: the plan " +
                   "holds " + std::to_string(plan.model.maxContext) +
                   " positions, and the measured step needs one more");
-  if (!serveMode && bench::kGenerationPromptTokens + generateCount > plan.model.maxContext)
+  // The last generated token is not fed back: prompt + count - 1 positions.
+  if (!serveMode && generateCount > 0 &&
+      bench::kGenerationPromptTokens + generateCount - 1 > plan.model.maxContext)
     return fail("--generate: " + std::to_string(generateCount) + " tokens after a " +
                 std::to_string(bench::kGenerationPromptTokens) + "-token prompt do not fit the " +
                 "plan's " + std::to_string(plan.model.maxContext) + " positions");
@@ -291,6 +191,13 @@ int runBench(int argc, char **argv) {
     return serve(plan, b);
   if (!traceDir.empty() && !b.tracedLaunch)
     return fail("--trace-dir needs the CUDA backend");
+  // Outputs are checked before the measurement, not after it.
+  if (!traceDir.empty() && !std::filesystem::is_directory(traceDir))
+    return fail("--trace-dir: " + traceDir + " is not a directory");
+  AtomicFileWriter jsonOut;
+  if (!jsonPath.empty())
+    if (std::string e = jsonOut.open(jsonPath); !e.empty())
+      return fail(e);
 
   const bool gpu = b.kind == "cuda";
   if (!sessions)
@@ -434,7 +341,10 @@ int runBench(int argc, char **argv) {
     out["commands"] = Json::array({command});
     out["bandwidth"] = Json{{"gbs", bandwidth}, {"samples", gbs}, {"bytes", before->bytes}};
     out["runtimes"] = Json::array({runtime});
-    if (std::string e = writeFileAtomically(jsonPath, out.dump(1) + "\n"); !e.empty())
+    const std::string text = out.dump(1) + "\n";
+    if (std::string e = jsonOut.write(text.data(), text.size()); !e.empty())
+      return fail(e);
+    if (std::string e = jsonOut.commit(); !e.empty())
       return fail(e);
   }
   return 0;

@@ -23,7 +23,7 @@ StatusOr<BenchBackend> openGpu(std::shared_ptr<const LoadedPlan> plan,
   if (!info)
     return info.status();
   // The executor lives in a slot that reopen() refills; every function below
-  // reaches it through the slot.
+  // reaches it through the slot, and the functions keep the slot alive.
   auto slot = std::make_shared<std::unique_ptr<CudaExecutor>>();
   auto create = [plan, slot]() -> Status {
     slot->reset(); // Free the old device memory before taking new.
@@ -38,7 +38,6 @@ StatusOr<BenchBackend> openGpu(std::shared_ptr<const LoadedPlan> plan,
   BenchBackend b;
   b.kind = "cuda";
   b.device = info->name;
-  b.owner = slot;
   b.reopen = create;
   b.executor.launch = [slot](const LaunchArgs &a) { return (*slot)->launch(a); };
   b.executor.timedLaunch = [slot](const LaunchArgs &a) -> StatusOr<double> {
@@ -88,7 +87,6 @@ BenchBackend openCpu(std::shared_ptr<const LoadedPlan> plan, const BackendOption
   BenchBackend b;
   b.kind = "cpu";
   b.device = "CPU, " + std::to_string(threads) + " threads";
-  b.owner = slot;
   b.reopen = [plan, slot, threads = options.threads]() -> Status {
     slot->reset();
     *slot = std::make_unique<CpuExecutor>(plan, threads);

@@ -39,7 +39,6 @@ struct BenchBackend {
   /// to the next, more than the variation within one, so a benchmark's
   /// interval is taken over several loads (docs/benchmarking.md).
   std::function<Status()> reopen;
-  std::shared_ptr<void> owner; // Keeps the executor alive.
 };
 
 struct BackendOptions {

@@ -41,7 +41,7 @@ constexpr uint32_t kThreads = 1024;
 // it; off, the build has no tracer at all, which is how docs/PERFORMANCE.md
 // measures that tracing costs nothing when it is not asked for.
 #ifndef TI_WORKER_TRACE
-#define TI_WORKER_TRACE 1
+#error "TI_WORKER_TRACE must be defined (lib/Runtime/cuda/CMakeLists.txt): a default here could let the host and the kernel disagree"
 #endif
 constexpr bool kTraceCompiled = TI_WORKER_TRACE != 0;
 constexpr uint32_t kWarpSize = 32;

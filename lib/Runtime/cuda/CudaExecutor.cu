@@ -541,10 +541,22 @@ Status CudaExecutor::setTrace(bool on) {
     ++perWorker[t.worker];
   m.traceCapacity = *std::max_element(perWorker.begin(), perWorker.end()) +
                     static_cast<uint32_t>(p.waves.size()) + 2;
-  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&m.traceEvents),
-                           size_t(m.workers) * m.traceCapacity * sizeof(TraceEvent)));
-  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&m.traceCounts), m.workers * sizeof(uint32_t)));
-  TI_CUDA_CHECK(cudaMemset(m.traceCounts, 0, m.workers * sizeof(uint32_t)));
+  // Both buffers or neither: launch() traces when traceEvents is set.
+  TraceEvent *events = nullptr;
+  uint32_t *counts = nullptr;
+  cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&events),
+                             size_t(m.workers) * m.traceCapacity * sizeof(TraceEvent));
+  if (e == cudaSuccess)
+    e = cudaMalloc(reinterpret_cast<void **>(&counts), m.workers * sizeof(uint32_t));
+  if (e == cudaSuccess)
+    e = cudaMemset(counts, 0, m.workers * sizeof(uint32_t));
+  if (e != cudaSuccess) {
+    cudaFree(events);
+    cudaFree(counts);
+    return cuda::cudaFailure(e, "allocating the trace buffers", __FILE__, __LINE__);
+  }
+  m.traceEvents = events;
+  m.traceCounts = counts;
   return Status();
 }
 

@@ -1,0 +1,168 @@
+//===- Serve.cpp - tirun bench --serve: the worker protocol ---------------===//
+//
+// One command per line in, one JSON object per line out (flushed: the driver
+// waits on it). A bad command is answered with {"error": ...} and the worker
+// goes on, except after a failed reload, which leaves no executor.
+//
+//===----------------------------------------------------------------------===//
+#include "Serve.h"
+
+#include "ti/Bench/Statistics.h"
+#include "ti/Plan/TokenBytes.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+namespace ti::tirun {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+void reply(const Json &j) { std::cout << j.dump() << std::endl; }
+
+void replyError(const std::string &message) { reply(Json{{"error", message}}); }
+
+/// A command line: a word and at most one integer. Strict, as the Python
+/// workers are: "measure abc", "context 12x" and extra words are errors.
+struct Command {
+  std::string word;
+  std::optional<long long> count;
+};
+
+StatusOr<Command> parseCommand(const std::string &line) {
+  std::istringstream in(line);
+  Command c;
+  std::string number, extra;
+  in >> c.word >> number >> extra;
+  if (!extra.empty())
+    return Status::error("'" + line + "': one argument at most");
+  if (!number.empty()) {
+    size_t used = 0;
+    try {
+      c.count = std::stoll(number, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != number.size() || used == 0 || *c.count < 0 || *c.count > INT32_MAX)
+      return Status::error("'" + line + "': '" + number + "' is not a count");
+  }
+  return c;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+int serve(const plan::Plan &plan, const BenchBackend &b) {
+  const bench::BenchExecutor &exe = b.executor;
+  Json ready;
+  ready["ready"] = true;
+  ready["runtime"] = "tileinfer";
+  ready["device"] = b.device;
+  ready["detail"] = "tirun " + b.kind + " backend, plan for " + plan.target.name + " (" +
+                    std::to_string(plan.target.workers) + " workers)";
+  ready["weight_floor_bytes"] = plan::tokenBytes(plan).floorWeights();
+  ready["kv_bytes_per_position"] = plan::kvCacheBytes(plan.model, 1);
+  ready["reload"] = true; // Understands 'reload'.
+  reply(ready);
+
+  int32_t context = -1; // Positions the cache holds for 'measure'; -1: none.
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    auto parsed = parseCommand(line);
+    if (!parsed) {
+      replyError(parsed.status().message());
+      continue;
+    }
+    const std::string &word = parsed->word;
+    const long long n = parsed->count.value_or(-1);
+    // What each command needs: no count, a context (>= 0), or a count (>= 1).
+    const bool wantsContext = word == "context";
+    const bool wantsCount = word == "measure" || word == "generate" || word == "gaps";
+    if (word.empty())
+      continue;
+    if ((wantsContext && n < 0) || (wantsCount && n < 1)) {
+      replyError("'" + word + "' needs " + (wantsContext ? "a context" : "a count of at least 1") +
+                 ": '" + line + "'");
+      continue;
+    }
+    if (!wantsContext && !wantsCount && parsed->count) {
+      replyError("'" + word + "' takes no argument: '" + line + "'");
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    if (word == "quit") {
+      return 0;
+    } else if (word == "reload") {
+      // A fresh load of the plan, refilled to the current context.
+      const int32_t refill = context;
+      context = -1;
+      if (Status s = b.reopen(); !s.ok()) {
+        replyError(s.message());
+        return 1; // No executor is left.
+      }
+      if (refill >= 0) {
+        if (Status s = bench::fillContext(plan, exe, refill); !s.ok()) {
+          replyError(s.message());
+          continue;
+        }
+        context = refill;
+      }
+      reply(Json{{"reloaded", true}, {"seconds", secondsSince(start)}});
+    } else if (word == "bandwidth") {
+      auto bw = b.bandwidth();
+      if (!bw) {
+        replyError(bw.status().message());
+        continue;
+      }
+      reply(Json{{"gbs", bench::median(bw->gbs)}, {"samples", bw->gbs}, {"bytes", bw->bytes}});
+    } else if (word == "context") {
+      context = -1; // A failed fill leaves the cache partly overwritten.
+      if (Status s = bench::fillContext(plan, exe, int32_t(n)); !s.ok()) {
+        replyError(s.message());
+        continue;
+      }
+      context = int32_t(n);
+      reply(Json{{"context", context}, {"seconds", secondsSince(start)}});
+    } else if (word == "measure") {
+      if (context < 0) {
+        replyError("'measure' before any 'context'");
+        continue;
+      }
+      auto ms = bench::timeSteps(plan, exe, context, int(n));
+      if (!ms) {
+        context = -1;
+        replyError(ms.status().message());
+        continue;
+      }
+      reply(Json{{"context", context}, {"ms", *ms},
+                 {"floor_bytes", plan::floorBytes(plan, uint64_t(context))}});
+    } else if (word == "generate") {
+      context = -1; // The cache now holds the generation.
+      auto run = bench::timeGeneration(plan, exe, int32_t(n));
+      if (!run)
+        replyError(run.status().message());
+      else
+        reply(Json{{"tokens", run->tokens}, {"seconds", run->seconds}});
+    } else if (word == "gaps") {
+      context = -1;
+      auto run = bench::generationGaps(plan, exe, int32_t(n));
+      if (!run)
+        replyError(run.status().message());
+      else
+        reply(Json{{"tokens", run->tokens}, {"top2_gap", run->top2Gaps}});
+    } else {
+      replyError("unknown command '" + line + "'");
+    }
+  }
+  return 0;
+}
+
+} // namespace ti::tirun
