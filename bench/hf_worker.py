@@ -118,14 +118,18 @@ class Worker:
         cuda = self.torch.cuda
         start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
         ms = []
-        for _ in range(reps):
-            step = self.prepare_step(n)
-            start.record()
-            step()
-            end.record()
-            end.synchronize()
-            ms.append(start.elapsed_time(end))
-            self.after_step(n)
+        try:
+            for _ in range(reps):
+                step = self.prepare_step(n)
+                start.record()
+                step()
+                end.record()
+                end.synchronize()
+                ms.append(start.elapsed_time(end))
+                self.after_step(n)
+        except Exception:
+            self.context_len = None  # A failed step may leave the cache past n.
+            raise
         return {"context": n, "ms": ms}
 
     def generate(self, count, gaps):

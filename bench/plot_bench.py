@@ -12,8 +12,9 @@ greedy tokens agree with TileInfer's.
 """
 import argparse
 import json
-import os
 import sys
+
+from atomic_file import write_atomically
 
 REFERENCE = "tileinfer"
 
@@ -153,10 +154,9 @@ def chart(result, path, title):
     ax.set_title(title_of(result, title) + note, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
-    tmp = path + ".tmp"
-    fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
+    write_atomically(path, lambda f: fig.savefig(f, format="png", dpi=120, bbox_inches="tight"),
+                     binary=True)
     plt.close(fig)
-    os.replace(tmp, path)
 
 
 def main():
@@ -174,11 +174,13 @@ def main():
             chart(result, args.png, args.title)
     except (KeyError, TypeError, IndexError) as e:
         fail(f"{args.result}: malformed result ({type(e).__name__}: {e})")
+    except (ImportError, OSError) as e:
+        fail(f"{args.png}: {type(e).__name__}: {e}")
     if args.markdown:
-        tmp = args.markdown + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(table)
-        os.replace(tmp, args.markdown)
+        try:
+            write_atomically(args.markdown, lambda f: f.write(table))
+        except OSError as e:
+            fail(f"{args.markdown}: {e}")
     else:
         sys.stdout.write(table)
 

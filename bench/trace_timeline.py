@@ -55,12 +55,12 @@ middle one), and under each panel a bar splitting its time as above.
 """
 import argparse
 import json
-import os
 import re
 import sys
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
+
+from atomic_file import write_atomically
 
 STREAMING_OPCODES = {"gemv", "ffn_partial", "lm_head"}
 KNOWN_OPCODES = {"nop", "select_token", "embed", "gemv", "attention_scores",
@@ -330,19 +330,6 @@ def print_report(acc, out=None):
     print("other by opcode:", file=out)
     for name, us in j["other_by_opcode"].items():
         print(f"  {name:<24} {us:9.1f}", file=out)
-
-
-def write_atomically(path, write, binary=False):
-    """Write through a temporary file in the same folder, then rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.splitext(path)[1])
-    try:
-        with os.fdopen(fd, "wb" if binary else "w") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 # --- the picture -------------------------------------------------------------

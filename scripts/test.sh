@@ -9,6 +9,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/bootstrap.sh"
 build=${TI_BUILD_DIR:-$root/build}
+# bootstrap.sh installed python3-matplotlib: the bench/ script tests must run.
+export TI_REQUIRE_MATPLOTLIB=1
 
 if [ "${TI_SKIP_ASAN:-0}" != 1 ]; then
   asan=${TI_ASAN_BUILD_DIR:-$root/build-asan}
