@@ -9,7 +9,8 @@
 #   traces     tirun bench --trace-dir on the same plan and weights: a traced
 #              step at contexts 1 and 4,096 -> timeline pictures + accounting
 #   trace-cost tirun bench with the tracer compiled in (off) and compiled out
-#              (TI_BIN_NOTRACE, -DTI_WORKER_TRACE=OFF), alternated three times
+#              (TI_BIN_NOTRACE, -DTI_WORKER_TRACE=OFF), alternated three times,
+#              each one process and one load (the comparison is across processes)
 # The plan, weights and checkpoint live in $TI_BENCH_WORK (default
 # /tmp/ti-bench) and are reused while the machine stays up.
 set -euo pipefail
@@ -31,7 +32,7 @@ baselines)
   ;;
 traces)
   [ -f "$weights" ] || { echo "bench-check: run the baselines part first ($weights)"; exit 1; }
-  "$bin/tirun" bench "$plan" "$weights" --contexts 1,4096 --reps 100 --generate 64 \
+  "$bin/tirun" bench "$plan" "$weights" --contexts 1,4096 --generate 64 \
     --trace-dir "$out" --json "$out/tirun-bench.json" 2> "$out/tirun-bench.log" \
     | tee "$out/tirun-bench.txt"
   gbs=$("$py" -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
@@ -48,7 +49,7 @@ trace-cost)
   for i in 1 2 3; do
     for variant in in:"$bin" out:"$notrace"; do
       name=${variant%%:*} dir=${variant#*:}
-      "$dir/tirun" bench "$plan" "$weights" --contexts 1,4096 --reps 200 --generate 0 \
+      "$dir/tirun" bench "$plan" "$weights" --contexts 1,4096 --sessions 1 --reps 200 --generate 0 \
         --bandwidth-bytes 1GiB --json "$out/cost-$name-$i.json" 2>> "$out/cost.log" \
         | sed "s/^/tracer compiled $name, run $i: /" | tee -a "$out/cost.txt"
     done
