@@ -16,15 +16,31 @@ std::vector<int32_t> standardSequence(const plan::ModelInfo &model, size_t lengt
   return tokens;
 }
 
-Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_t context) {
+Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_t context,
+                   int32_t from) {
   if (context < 0 || uint64_t(context) + 1 > plan.model.maxContext)
     return Status::error("context " + std::to_string(context) + " cannot be measured: the plan " +
                          "holds " + std::to_string(plan.model.maxContext) +
                          " positions, and the measured step needs one more than the context");
-  if (context == 0)
-    return Status();
-  auto filled = generate(plan, executor.launch, standardSequence(plan.model, context), 0);
-  return filled ? Status() : filled.status();
+  const std::vector<int32_t> tokens = standardSequence(plan.model, size_t(context));
+  // Teacher forcing, up to kMaxStepsPerLaunch positions a launch.
+  for (int32_t pos = std::max(from, 0); pos < context;) {
+    LaunchArgs a;
+    a.startPos = pos;
+    a.promptLen = std::min<int32_t>(plan::kMaxStepsPerLaunch, context - pos);
+    a.maxSteps = a.promptLen;
+    a.maxNew = 0;
+    std::copy(tokens.begin() + pos, tokens.begin() + pos + a.promptLen, a.prompt);
+    auto state = executor.launch(a);
+    if (!state)
+      return state.status();
+    if (state->steps != a.promptLen)
+      return Status::error("filling the cache ran " + std::to_string(state->steps) + " of " +
+                           std::to_string(a.promptLen) + " steps at position " +
+                           std::to_string(pos));
+    pos += a.promptLen;
+  }
+  return Status();
 }
 
 LaunchArgs measuredStep(const plan::Plan &plan, int32_t context) {

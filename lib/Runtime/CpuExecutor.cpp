@@ -105,6 +105,18 @@ CpuExecutor::~CpuExecutor() {
   std::free(impl->arena);
 }
 
+std::vector<uint8_t> CpuExecutor::saveArena() const {
+  return std::vector<uint8_t>(impl->arena, impl->arena + impl->lp->plan.arenaBytes);
+}
+
+Status CpuExecutor::restoreArena(const std::vector<uint8_t> &arena) {
+  if (arena.size() != impl->lp->plan.arenaBytes)
+    return Status::error("the saved arena has " + std::to_string(arena.size()) +
+                         " bytes, the plan's has " + std::to_string(impl->lp->plan.arenaBytes));
+  std::memcpy(impl->arena, arena.data(), arena.size());
+  return Status();
+}
+
 void CpuExecutor::reset() {
   std::memset(impl->arena, 0, impl->lp->plan.arenaBytes);
 }

@@ -26,12 +26,19 @@ StatusOr<BenchBackend> openGpu(std::shared_ptr<const LoadedPlan> plan,
   // reaches it through the slot, and the functions keep the slot alive.
   auto slot = std::make_shared<std::unique_ptr<CudaExecutor>>();
   auto create = [plan, slot]() -> Status {
-    slot->reset(); // Free the old device memory before taking new.
+    std::vector<uint8_t> arena;
+    if (*slot) {
+      auto saved = (*slot)->saveArena();
+      if (!saved)
+        return saved.status();
+      arena = std::move(*saved);
+      slot->reset(); // Free the old device memory before taking new.
+    }
     auto created = CudaExecutor::create(plan);
     if (!created)
       return created.status();
     *slot = std::move(*created);
-    return Status();
+    return arena.empty() ? Status() : (*slot)->restoreArena(arena);
   };
   if (Status s = create(); !s.ok())
     return s;
@@ -88,9 +95,10 @@ BenchBackend openCpu(std::shared_ptr<const LoadedPlan> plan, const BackendOption
   b.kind = "cpu";
   b.device = "CPU, " + std::to_string(threads) + " threads";
   b.reopen = [plan, slot, threads = options.threads]() -> Status {
+    std::vector<uint8_t> arena = (*slot)->saveArena();
     slot->reset();
     *slot = std::make_unique<CpuExecutor>(plan, threads);
-    return Status();
+    return (*slot)->restoreArena(arena);
   };
   b.executor.launch = [slot](const LaunchArgs &a) { return (*slot)->launch(a); };
   b.executor.timedLaunch = [slot](const LaunchArgs &a) -> StatusOr<double> {

@@ -34,7 +34,8 @@ struct BenchBackend {
   /// JSON (ti/Runtime/Trace.h); empty on the CPU, which cannot trace.
   std::function<StatusOr<std::string>(const LaunchArgs &)> tracedLaunch;
   /// Replaces the executor by a fresh one: the plan and weights loaded into
-  /// new device (or host) memory, the cache empty. Where the weights land in
+  /// new device (or host) memory, the arena (the K/V cache and the rest)
+  /// copied over, so the sequence goes on where it was. Where the weights land in
   /// memory moves a token's time by a few tenths of a percent from one load
   /// to the next, more than the variation within one, so a benchmark's
   /// interval is taken over several loads (docs/benchmarking.md).

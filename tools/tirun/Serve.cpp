@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <optional>
@@ -73,7 +74,8 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
   ready["reload"] = true; // Understands 'reload'.
   reply(ready);
 
-  int32_t context = -1; // Positions the cache holds for 'measure'; -1: none.
+  int32_t context = -1; // The context 'measure' measures; -1: none.
+  int32_t filled = 0;   // Positions 0..filled-1 hold the standard sequence.
   std::string line;
   while (std::getline(std::cin, line)) {
     auto parsed = parseCommand(line);
@@ -101,19 +103,10 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
     if (word == "quit") {
       return 0;
     } else if (word == "reload") {
-      // A fresh load of the plan, refilled to the current context.
-      const int32_t refill = context;
-      context = -1;
+      // A fresh load of the plan; the cache is copied over.
       if (Status s = b.reopen(); !s.ok()) {
         replyError(s.message());
         return 1; // No executor is left.
-      }
-      if (refill >= 0) {
-        if (Status s = bench::fillContext(plan, exe, refill); !s.ok()) {
-          replyError(s.message());
-          continue;
-        }
-        context = refill;
       }
       reply(Json{{"reloaded", true}, {"seconds", secondsSince(start)}});
     } else if (word == "bandwidth") {
@@ -124,12 +117,16 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
       }
       reply(Json{{"gbs", bench::median(bw->gbs)}, {"samples", bw->gbs}, {"bytes", bw->bytes}});
     } else if (word == "context") {
-      context = -1; // A failed fill leaves the cache partly overwritten.
-      if (Status s = bench::fillContext(plan, exe, int32_t(n)); !s.ok()) {
+      // Only the positions not yet filled: a step attends to the positions up
+      // to its own, so a cache filled further serves a smaller context.
+      context = -1;
+      if (Status s = bench::fillContext(plan, exe, int32_t(n), filled); !s.ok()) {
+        filled = 0; // A failed fill leaves the cache partly overwritten.
         replyError(s.message());
         continue;
       }
       context = int32_t(n);
+      filled = std::max(filled, context);
       reply(Json{{"context", context}, {"seconds", secondsSince(start)}});
     } else if (word == "measure") {
       if (context < 0) {
@@ -139,13 +136,17 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
       auto ms = bench::timeSteps(plan, exe, context, int(n));
       if (!ms) {
         context = -1;
+        filled = 0;
         replyError(ms.status().message());
         continue;
       }
+      // The step wrote the sequence's own values into slot `context`.
+      filled = std::max(filled, context + 1);
       reply(Json{{"context", context}, {"ms", *ms},
                  {"floor_bytes", plan::floorBytes(plan, uint64_t(context))}});
     } else if (word == "generate") {
       context = -1; // The cache now holds the generation.
+      filled = 0;
       auto run = bench::timeGeneration(plan, exe, int32_t(n));
       if (!run)
         replyError(run.status().message());
@@ -153,6 +154,7 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
         reply(Json{{"tokens", run->tokens}, {"seconds", run->seconds}});
     } else if (word == "gaps") {
       context = -1;
+      filled = 0;
       auto run = bench::generationGaps(plan, exe, int32_t(n));
       if (!run)
         replyError(run.status().message());

@@ -1,10 +1,12 @@
 //===- DecodeBench.h - The measurements of tirun bench ----------*- C++ -*-===//
 //
 // What `tirun bench` measures, on any executor (docs/benchmarking.md):
-//  - fillContext: the K/V cache holds positions 0..N-1 of the standard sequence;
+//  - fillContext: the K/V cache holds positions 0..N-1 of the standard sequence
+//    (and perhaps more: a step at position N attends to positions 0..N only,
+//    so a cache filled further serves every smaller context as well);
 //  - timeSteps: one step at position N (the sequence's token N), logits ready,
-//    repeated; each repetition rewrites cache slot N with the same values, so
-//    every repetition sees the same N cached positions;
+//    repeated; each repetition rewrites cache slot N with the values the
+//    sequence puts there, so every repetition sees the same N cached positions;
 //  - timeGeneration: greedy tokens from the first tokens of the sequence;
 //  - generationGaps: the same, with each token's top-2 logit gap, for telling
 //    a near-tie from a real disagreement between runtimes.
@@ -42,9 +44,11 @@ std::vector<int32_t> standardSequence(const plan::ModelInfo &model, size_t lengt
 /// Tokens of the generation prompt (the sequence's first ones).
 constexpr size_t kGenerationPromptTokens = 6;
 
-/// Fills the cache with positions 0..context-1. One line on a context the
-/// plan cannot measure (it needs context + 1 <= max context).
-Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_t context);
+/// Fills the cache with positions `from`..context-1 of the standard sequence,
+/// positions 0..from-1 holding it already (from = 0: from scratch). One line
+/// on a context the plan cannot measure (it needs context + 1 <= max context).
+Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_t context,
+                   int32_t from = 0);
 
 /// The launch of the measured step: one step at position `context` feeding
 /// the sequence's token there, nothing sampled.

@@ -18,7 +18,9 @@
 #include "ti/Runtime/Launch.h"
 #include "ti/Runtime/LoadedPlan.h"
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace ti {
 
@@ -38,6 +40,10 @@ public:
   const float *logits() const;
   /// Forgets the sequence: zeroes the arena (K/V cache included).
   void reset();
+  /// The sequence's state: a copy of the arena (the K/V cache and the rest).
+  std::vector<uint8_t> saveArena() const;
+  /// Puts back a state saveArena() gave, from an executor of the same plan.
+  Status restoreArena(const std::vector<uint8_t> &arena);
 
 private:
   struct Impl;

@@ -96,6 +96,10 @@ public:
   StatusOr<std::vector<float>> logits() const;
   /// Forgets the sequence: zeroes the arena (K/V cache included).
   Status reset();
+  /// The sequence's state: a copy of the arena (the K/V cache and the rest).
+  StatusOr<std::vector<uint8_t>> saveArena() const;
+  /// Puts back a state saveArena() gave, from an executor of the same plan.
+  Status restoreArena(const std::vector<uint8_t> &arena);
 
   /// Tracing: when on, each later launch records its step min(1, maxSteps - 1)
   /// (step 0 also carries the launch's start) on every worker; trace() then

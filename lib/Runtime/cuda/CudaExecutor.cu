@@ -504,6 +504,26 @@ Status CudaExecutor::reset() {
   return Status();
 }
 
+StatusOr<std::vector<uint8_t>> CudaExecutor::saveArena() const {
+  TI_CUDA_CHECK(cudaSetDevice(impl->device));
+  std::vector<uint8_t> out(impl->lp->plan.arenaBytes);
+  TI_CUDA_CHECK(cudaMemcpyAsync(out.data(), impl->arena, out.size(), cudaMemcpyDeviceToHost,
+                                impl->stream));
+  TI_CUDA_CHECK(cudaStreamSynchronize(impl->stream));
+  return out;
+}
+
+Status CudaExecutor::restoreArena(const std::vector<uint8_t> &arena) {
+  if (arena.size() != impl->lp->plan.arenaBytes)
+    return Status::error("the saved arena has " + std::to_string(arena.size()) +
+                         " bytes, the plan's has " + std::to_string(impl->lp->plan.arenaBytes));
+  TI_CUDA_CHECK(cudaSetDevice(impl->device));
+  TI_CUDA_CHECK(cudaMemcpyAsync(impl->arena, arena.data(), arena.size(), cudaMemcpyHostToDevice,
+                                impl->stream));
+  TI_CUDA_CHECK(cudaStreamSynchronize(impl->stream));
+  return Status();
+}
+
 const WorkerAttributes &CudaExecutor::workerAttributes() const { return impl->attributes; }
 
 size_t CudaExecutor::dynamicSharedBytes() const { return impl->sharedBytes; }

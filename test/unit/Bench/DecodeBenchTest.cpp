@@ -91,6 +91,33 @@ TEST_F(DecodeBenchTest, RepeatedStepsSeeTheSameContext) {
   EXPECT_EQ(logits(), expected); // Same arithmetic, same order: bit for bit.
 }
 
+TEST_F(DecodeBenchTest, FillInPiecesOrFurtherGivesTheSameStep) {
+  const plan::Plan &p = lp->plan;
+  const int32_t context = 40;
+  ASSERT_TRUE(fillContext(p, exe, context).ok());
+  ASSERT_TRUE(timeSteps(p, exe, context, 1).ok());
+  const std::vector<float> expected = logits();
+  // In two pieces, the second from where the first stopped.
+  cpu->reset();
+  ASSERT_TRUE(fillContext(p, exe, 17).ok());
+  ASSERT_TRUE(fillContext(p, exe, context, 17).ok());
+  ASSERT_TRUE(timeSteps(p, exe, context, 1).ok());
+  EXPECT_EQ(logits(), expected);
+  // Filled past the context (to 100, in more than one launch): the step at
+  // 40 attends to positions 0..40 only.
+  cpu->reset();
+  ASSERT_TRUE(fillContext(p, exe, 100).ok());
+  ASSERT_TRUE(timeSteps(p, exe, context, 1).ok());
+  EXPECT_EQ(logits(), expected);
+  // A saved state put into a fresh executor gives the same step.
+  std::vector<uint8_t> state = cpu->saveArena();
+  cpu = std::make_unique<CpuExecutor>(lp, 2);
+  ASSERT_TRUE(cpu->restoreArena(state).ok());
+  ASSERT_TRUE(timeSteps(p, exe, context, 1).ok());
+  EXPECT_EQ(logits(), expected);
+  EXPECT_FALSE(cpu->restoreArena(std::vector<uint8_t>(3)).ok());
+}
+
 TEST_F(DecodeBenchTest, ContextMustLeaveRoomForTheStep) {
   const plan::Plan &p = lp->plan;
   EXPECT_TRUE(fillContext(p, exe, 0).ok());
