@@ -1,7 +1,7 @@
 """A Transformers baseline behind the worker protocol of docs/benchmarking.md.
 
   python3 bench/hf_worker.py --variant eager|sdpa|cuda_graph|compile --checkpoint DIR
-                             [--max-context 4096]
+                             [--max-context 4096] [--static-cache max|per-context]
 
 LlamaForCausalLM in BF16 on the GPU, loaded from DIR (bench/llama_checkpoint.py),
 run four ways:
@@ -9,11 +9,23 @@ run four ways:
   eager, sdpa  the plain Transformers decode step with that attention and a
                DynamicCache; after each timed step the cache is cropped back to
                the context (outside the timed region).
-  cuda_graph   SDPA, a StaticCache of max-context + 1 slots, and one decode step
-               captured in a torch.cuda.CUDAGraph whose token and position are
-               device tensors set before each replay.
+  cuda_graph   SDPA, a StaticCache, and one decode step captured in a
+               torch.cuda.CUDAGraph whose token and position are device tensors
+               set before each replay.
   compile      the same step through torch.compile(mode="reduce-overhead"),
                compiled and warmed up before the worker says it is ready.
+
+The static variants' cache (--static-cache):
+
+  max          one StaticCache of max-context + 1 slots for every context,
+               captured or compiled once (the default).
+  per-context  a StaticCache sized to what is asked: N + 1 slots rounded up to
+               SLOT_MULTIPLE for `context N`, PROMPT_LEN + M rounded up for
+               `generate M` and `gaps M`. A new size drops the old cache and its
+               graph or compiled step, then builds, captures or compiles (a fresh
+               torch.compile after torch._dynamo.reset, shapes static), and
+               checks the new ones before the command answers, outside every
+               timed region.
 
 The static variants pass their own 4-D additive mask (slot <= position), built
 inside the step from the position tensor, so that the step does not depend on
@@ -22,14 +34,16 @@ on the host, which a replayed graph would not take again). Transformers 5 keeps
 the static cache's write position in a per-layer device counter
 (StaticLayer.cumulative_length) rather than taking cache_position; it is rewound
 before each timed step, and cache_position is passed only to versions whose
-LlamaModel still takes it. Both static variants are checked against the uncaptured step at two
-positions before ready, so a position baked into the graph cannot go unnoticed.
+LlamaModel still takes it. Both static variants are checked against the
+uncaptured step at two positions before ready, and again after every new
+cache size, so a position baked into the graph cannot go unnoticed.
 
 Every timed step starts on an idle GPU: CUDA events around the step, then the
 host waits for it. One command per line on stdin, one JSON answer per line on
 stdout; logs go to stderr.
 """
 import argparse
+import gc
 import inspect
 import json
 import os
@@ -39,6 +53,11 @@ import traceback
 
 PROMPT_LEN = 6        # generate/gaps start from the first 6 standard tokens.
 CHECK_POSITIONS = (8, 5)
+# --static-cache per-context rounds its cache sizes up to this. The smallest
+# cache, 64 slots, still holds both CHECK_POSITIONS (position p needs p + 1
+# slots), so every size is checked at the same positions as the max cache.
+SLOT_MULTIPLE = 64
+STATIC_CACHES = ("max", "per-context")
 # max |replayed - uncaptured| / max |uncaptured| over the logits. Inductor's
 # fused BF16 kernels round differently from eager ones (2.2% seen on the H200;
 # our own kernel differs from Transformers by up to 4.3%); a position baked
@@ -74,6 +93,10 @@ def describe(e):
     return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
 
 
+def round_up(n, multiple):
+    return -(-n // multiple) * multiple
+
+
 def standard_tokens(count, vocab, bos):
     """docs/benchmarking.md: bos, then 1 + (i * 7919) mod (vocab - 1)."""
     return [bos] + [1 + (i * 7919) % (vocab - 1) for i in range(1, count)]
@@ -82,7 +105,7 @@ def standard_tokens(count, vocab, bos):
 class Worker:
     """What every variant shares: the model, the standard sequence on the GPU,
     the timed loop and greedy generation. Subclasses give reset, prefill,
-    decode and prepare_step."""
+    decode and prepare_step, and may size their cache in fit."""
 
     def __init__(self, torch, model, max_context):
         self.torch = torch
@@ -103,6 +126,8 @@ class Worker:
     def context(self, n):
         if not 1 <= n <= self.max_context:
             raise ValueError(f"context {n} is outside 1..{self.max_context} (--max-context)")
+        self.context_len = None
+        self.fit(n + 1)  # Position n is the measured step's.
         self.torch.cuda.synchronize()
         t0 = time.perf_counter()
         self.reset()
@@ -139,6 +164,7 @@ class Worker:
         self.check_room(PROMPT_LEN + count - 1)
         torch = self.torch
         self.context_len = None  # The cache no longer holds a measured context.
+        self.fit(PROMPT_LEN + count)
         self.reset()
         torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -163,6 +189,9 @@ class Worker:
 
     def check_room(self, positions):
         pass
+
+    def fit(self, positions):
+        """Makes the cache hold at least `positions` positions; untimed."""
 
     def after_step(self, n):
         pass
@@ -200,25 +229,65 @@ class DynamicWorker(Worker):
 
 
 class StaticWorker(Worker):
-    """cuda_graph / compile: one decode step over a StaticCache, replayed."""
+    """cuda_graph / compile: one decode step over a StaticCache, replayed.
+    Subclasses give build_step (capture or compile, then check) and drop_step."""
 
-    def __init__(self, torch, model, max_context):
+    def __init__(self, torch, model, max_context, per_context):
         super().__init__(torch, model, max_context)
+        self.per_context = per_context
+        self.takes_cache_position = (
+            "cache_position" in inspect.signature(model.model.forward).parameters)
+        self.ids = torch.zeros((1, 1), dtype=torch.long, device="cuda")
+        self.pos = torch.zeros((1, 1), dtype=torch.long, device="cuda")
+        self.check_error = 0.0  # The largest over every check.
+        self.slots = None       # Set once a cache and its step are built and checked.
+        self.cache = self.slot_ids = self.positions = None
+        self.fit(1 + 1)         # Context 1's cache; --static-cache max's only one.
+
+    def fit(self, positions):
+        slots = round_up(positions, SLOT_MULTIPLE) if self.per_context else self.max_context + 1
+        if slots == self.slots:
+            return
+        t0 = time.perf_counter()
+        self.drop()
+        self.build_cache(slots)
+        err = self.build_step()
+        self.slots = slots
+        if self.per_context:
+            log(f"a StaticCache of {slots} slots, {self.built}, replay vs uncaptured step "
+                f"{err:.2g}, in {time.perf_counter() - t0:.1f} s; "
+                f"{self.torch.cuda.memory_allocated() / 2**20:.0f} MiB allocated")
+
+    def drop(self):
+        """Frees the cache and what refers to it before another is built, so
+        that one alone is held. Until a build has been checked self.slots is
+        None, so after a failed one the next fit drops it and builds again."""
+        if self.cache is None:
+            return
+        self.slots = None
+        self.drop_step()
+        self.cache = self.slot_ids = self.positions = None
+        gc.collect()
+        self.torch.cuda.empty_cache()
+
+    def build_cache(self, slots):
+        """The cache, and the mask's slot numbers and the prefill's positions, of `slots`."""
         import transformers
         from transformers import StaticCache
-        self.slots = max_context + 1
+        torch = self.torch
         try:
-            self.cache = StaticCache(config=model.config, max_cache_len=self.slots)
+            self.cache = StaticCache(config=self.model.config, max_cache_len=slots)
         except TypeError as e:
             raise RuntimeError(f"StaticCache(config=, max_cache_len=) under transformers "
                                f"{transformers.__version__}: {e}") from e
-        self.takes_cache_position = (
-            "cache_position" in inspect.signature(model.model.forward).parameters)
-        self.slot_ids = torch.arange(self.slots, device="cuda").view(1, 1, 1, -1)
-        self.positions = torch.arange(self.slots, device="cuda").view(1, -1)
-        self.ids = torch.zeros((1, 1), dtype=torch.long, device="cuda")
-        self.pos = torch.zeros((1, 1), dtype=torch.long, device="cuda")
-        self.check_error = 0.0
+        self.slot_ids = torch.arange(slots, device="cuda").view(1, 1, 1, -1)
+        self.positions = torch.arange(slots, device="cuda").view(1, -1)
+
+    def context(self, n):
+        got = super().context(n)
+        if self.per_context:
+            got["cache_slots"] = self.slots
+        return got
 
     def forward(self, ids, pos):
         """ids, pos: [1, q]. The mask hides every slot after each query's position."""
@@ -258,13 +327,16 @@ class StaticWorker(Worker):
         return self.replay
 
     def check_room(self, positions):
-        if positions > self.slots:
-            raise ValueError(f"needs {positions} positions; the static cache holds {self.slots} "
-                             "(raise --max-context)")
+        room = self.max_context + 1
+        if positions > room:
+            raise ValueError(f"needs {positions} positions; --max-context {self.max_context} "
+                             f"allows {room} (raise --max-context)")
 
     def check(self):
-        """The replayed step against the uncaptured one at CHECK_POSITIONS."""
+        """The replayed step against the uncaptured one at CHECK_POSITIONS;
+        returns the largest difference."""
         torch = self.torch
+        worst = 0.0
         for n in CHECK_POSITIONS:
             self.reset()
             self.prefill(n)
@@ -277,13 +349,21 @@ class StaticWorker(Worker):
             if not err <= CHECK_TOLERANCE:
                 raise RuntimeError(f"the replayed step differs from the uncaptured one at "
                                    f"position {n}: max relative difference {err:.3g}")
-            self.check_error = max(self.check_error, err)
+            worst = max(worst, err)
         torch.cuda.synchronize()
+        self.check_error = max(self.check_error, worst)
+        return worst
 
 
 class GraphWorker(StaticWorker):
-    def __init__(self, torch, model, max_context):
-        super().__init__(torch, model, max_context)
+    built = "captured"
+
+    def __init__(self, torch, model, max_context, per_context):
+        self.graph = self.logits = None
+        super().__init__(torch, model, max_context, per_context)
+
+    def build_step(self):
+        torch = self.torch
         # Warm up on a side stream, then capture (torch.cuda.graph's recipe).
         self.reset()
         self.prefill(1)
@@ -299,7 +379,10 @@ class GraphWorker(StaticWorker):
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
             self.logits = self.forward(self.ids, self.pos)
-        self.check()
+        return self.check()
+
+    def drop_step(self):
+        self.graph = self.logits = None  # The graph's memory pool goes with both.
 
     def replay(self):
         self.graph.replay()
@@ -307,22 +390,45 @@ class GraphWorker(StaticWorker):
 
 
 class CompileWorker(StaticWorker):
-    def __init__(self, torch, model, max_context):
-        super().__init__(torch, model, max_context)
-        for fullgraph in (True, False):
+    built = "compiled"
+
+    def __init__(self, torch, model, max_context, per_context):
+        self.compiled = None
+        self.fullgraph = None  # Chosen by the first build, kept by the later ones.
+        super().__init__(torch, model, max_context, per_context)
+
+    def build_step(self):
+        torch = self.torch
+        # per-context: a fresh compilation for each cache size, after a reset
+        # (which also frees the CUDA graphs recorded for the previous cache), so
+        # that neither dynamo's recompile limit nor its automatic dynamic shapes
+        # come into play; dynamic=False says the same.
+        dynamic = False if self.per_context else None
+        for fullgraph in (True, False) if self.fullgraph is None else (self.fullgraph,):
             torch._dynamo.reset()
             self.compiled = torch.compile(self.forward, mode="reduce-overhead",
-                                          fullgraph=fullgraph)
-            self.fullgraph = fullgraph
+                                          fullgraph=fullgraph, dynamic=dynamic)
             try:
-                self.check()  # Compiles, warms up, and records the CUDA graphs.
-                break
+                err = self.check()  # Compiles, warms up, and records the CUDA graphs.
             except Exception as e:
-                if not fullgraph:
+                if not fullgraph or self.fullgraph is not None:
                     raise
                 log(f"fullgraph=True failed ({describe(e)}); trying fullgraph=False")
-        # Positions are tensors: a recompile now would be a bug, so make it fail loudly.
-        torch._dynamo.config.error_on_recompile = True
+                continue
+            self.fullgraph = fullgraph
+            from torch._dynamo.utils import counters
+            skips = counters["inductor"]["cudagraph_skips"]
+            if self.per_context and skips:
+                log(f"CUDA graph skips so far: {skips} (the step may run without CUDA graphs)")
+            if not self.per_context:
+                # Positions are tensors: a recompile now would be a bug, so make
+                # it fail loudly. (per-context compiles afresh for each new size.)
+                torch._dynamo.config.error_on_recompile = True
+            return err
+
+    def drop_step(self):
+        self.compiled = None
+        self.torch._dynamo.reset()
 
     def replay(self):
         self.torch.compiler.cudagraph_mark_step_begin()
@@ -351,11 +457,19 @@ def start(args):
                                              attn_implementation=attention)
     model = model.to("cuda").eval()
     t0 = time.perf_counter()
-    worker = cls(torch, model, args.max_context)
+    if issubclass(cls, StaticWorker):
+        worker = cls(torch, model, args.max_context, args.static_cache == "per-context")
+    else:
+        worker = cls(torch, model, args.max_context)
     detail = [f"transformers {transformers.__version__}", f"torch {torch.__version__}",
               f"{attention} attention"]
     if isinstance(worker, StaticWorker):
-        detail.append(f"StaticCache of {worker.slots} slots")
+        if worker.per_context:
+            detail.append(f"--static-cache per-context: a StaticCache of context + 1 slots "
+                          f"rounded up to {SLOT_MULTIPLE} ({PROMPT_LEN} + tokens for generation), "
+                          f"{worker.built} again for each new size, {worker.slots} at start")
+        else:
+            detail.append(f"--static-cache max: one StaticCache of {worker.slots} slots")
         detail.append("cache_position passed" if worker.takes_cache_position
                       else "no cache_position (device write counter)")
         if isinstance(worker, CompileWorker):
@@ -365,7 +479,7 @@ def start(args):
         else:
             detail.append("the decode step captured as one CUDA graph")
         detail.append(f"replay vs uncaptured step: max relative difference "
-                      f"{worker.check_error:.2g}")
+                      f"{worker.check_error:.2g}" + (" at start" if worker.per_context else ""))
         detail.append(f"ready in {time.perf_counter() - t0:.0f} s")
     else:
         detail.append("DynamicCache")
@@ -414,11 +528,18 @@ def main():
     ap.add_argument("--variant", required=True, choices=sorted(VARIANTS))
     ap.add_argument("--checkpoint", required=True, help="a checkpoint from llama_checkpoint.py")
     ap.add_argument("--max-context", type=int, default=4096,
-                    help="the largest context asked for (sizes the static cache)")
+                    help="the largest context asked for (sizes the max static cache)")
+    ap.add_argument("--static-cache", choices=STATIC_CACHES,
+                    help="cuda_graph and compile: one cache of max-context + 1 slots (max, "
+                         "the default) or one sized to each context (per-context)")
     args = ap.parse_args()
     keep_stdout_for_answers()
     if args.max_context < max(CHECK_POSITIONS):
         refuse(f"--max-context must be at least {max(CHECK_POSITIONS)}")
+    static = issubclass(VARIANTS[args.variant][0], StaticWorker)
+    if args.static_cache is not None and not static:
+        refuse(f"--static-cache applies to cuda_graph and compile, not {args.variant}")
+    args.static_cache = args.static_cache or "max"
     try:
         worker, ready = start(args)
     except Exception as e:

@@ -135,6 +135,9 @@ def parse_args(argv):
                     help="random: tipack --random, for tileinfer alone (CI, no torch)")
     ap.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
                     help="tirun's backend")
+    ap.add_argument("--static-cache", choices=("max", "per-context"), default="max",
+                    help="cuda_graph and compile: one cache of the largest context (max) or "
+                         "one sized to each context (per-context); hf_worker.py --static-cache")
     ap.add_argument("--seed", type=int, default=1234, help="of the random checkpoint")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds to wait for one answer")
     ap.add_argument("--out", required=True, help="the result JSON")
@@ -246,8 +249,11 @@ def worker_argv(name, args, plan, weights, checkpoint):
         return [os.path.join(args.bin, "tirun"), "bench", plan, weights, "--serve",
                 "--backend", args.backend]
     room = max(max(args.contexts), PROMPT_TOKENS + args.generate)
-    return [sys.executable, os.path.join(HERE, "hf_worker.py"), "--variant", name,
+    argv = [sys.executable, os.path.join(HERE, "hf_worker.py"), "--variant", name,
             "--checkpoint", checkpoint, "--max-context", str(room)]
+    if name in ("cuda_graph", "compile"):
+        argv += ["--static-cache", args.static_cache]
+    return argv
 
 
 def session(order, names, args, paths, runtimes, bandwidth, commands):
@@ -471,7 +477,7 @@ def main(argv):
         "commands": commands,
         "settings": {k: getattr(args, k) for k in (
             "target", "contexts", "rounds", "block", "warmup", "generate", "generate_reps",
-            "spawn_orders", "weights", "backend")},
+            "spawn_orders", "weights", "backend", "static_cache")},
         "bandwidth": {"gbs": gbs, "samples": samples, "bytes": bandwidth[0].get("bytes"),
                       "measurements": [{k: b[k] for k in ("session", "when", "gbs")}
                                        for b in bandwidth]},
