@@ -20,11 +20,12 @@
 #include "ti/Runtime/CudaExecutor.h"
 #include "ti/Runtime/LoadedPlan.h"
 
+#include "TinyPlan.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -62,30 +63,12 @@ protected:
     fs::create_directories(dir);
     dirs.push_back(dir);
     std::string target = (dir / "target.json").string();
-    std::string plan = (dir / "plan.fb").string(), weights = (dir / "weights.bin").string();
     std::ofstream(target) << "{\"name\": \"gpu-test\", \"gpu\": \"" << device.name
                           << "\", \"arch\": \"" << arch << "\", \"workers\": " << workers
                           << ", \"threads_per_worker\": 1024, \"max_registers\": 64,"
                           << " \"bandwidth_gbs\": 1000, \"attention_split_context\": 16}\n";
-    std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR +
-                      "/models/tiny.graph --target-file " + target +
-                      " --attention-split-context 16 -o " + plan;
-    std::string tipack =
-        std::string(TI_TOOLS_DIR "/tipack ") + plan + " --random --seed 3 -q -o " + weights;
-    if (std::system(tic.c_str()) != 0) {
-      ADD_FAILURE() << "failed: " << tic;
-      return nullptr;
-    }
-    if (std::system(tipack.c_str()) != 0) {
-      ADD_FAILURE() << "failed: " << tipack;
-      return nullptr;
-    }
-    auto lp = loadPlan(plan, weights);
-    if (!lp.ok()) {
-      ADD_FAILURE() << lp.status().message();
-      return nullptr;
-    }
-    return *lp;
+    return test::compileTinyPlan(dir / "plan",
+                                 "--target-file " + target + " --attention-split-context 16", 3);
   }
 
   std::shared_ptr<const LoadedPlan> devicePlan() {

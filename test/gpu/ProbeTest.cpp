@@ -13,6 +13,8 @@
 #include "ti/Runtime/CudaExecutor.h"
 #include "ti/Runtime/LoadedPlan.h"
 
+#include "TinyPlan.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -51,28 +53,14 @@ protected:
       dir = fs::temp_directory_path() / ("ti-probe-" + std::to_string(::getpid()));
       fs::create_directories(dir);
     }
-    const std::string stem = (dir / fingerprint).string();
-    const std::string target = stem + ".json", plan = stem + ".fb", weights = stem + ".bin";
+    const fs::path stem = dir / fingerprint;
+    const std::string target = stem.string() + ".json";
     std::ofstream(target) << "{\"name\": \"probe-test\", \"gpu\": \"" << device.name
                           << "\", \"arch\": \"" << device.arch << "\", \"workers\": 4,"
                           << " \"threads_per_worker\": " << CudaExecutor::workerThreads()
                           << ", \"bandwidth_gbs\": 1000, \"worker_fingerprint\": \"" << fingerprint
                           << "\"}\n";
-    const std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR +
-                            "/models/tiny.graph --target-file " + target + " -o " + plan;
-    const std::string tipack =
-        std::string(TI_TOOLS_DIR "/tipack ") + plan + " --random --seed 1 -q -o " + weights;
-    for (const std::string &command : {tic, tipack})
-      if (std::system(command.c_str()) != 0) {
-        ADD_FAILURE() << "failed: " << command;
-        return nullptr;
-      }
-    auto lp = loadPlan(plan, weights);
-    if (!lp.ok()) {
-      ADD_FAILURE() << lp.status().message();
-      return nullptr;
-    }
-    return *lp;
+    return test::compileTinyPlan(stem, "--target-file " + target, 1);
   }
 
   CudaDeviceInfo device;

@@ -10,10 +10,11 @@
 #include "ti/Bench/DecodeBench.h"
 #include "ti/Runtime/CpuExecutor.h"
 
+#include "TinyPlan.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
 
@@ -28,14 +29,8 @@ protected:
   void SetUp() override {
     dir = fs::temp_directory_path() / ("ti-bench-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    std::string plan = (dir / "plan.fb").string(), weights = (dir / "weights.bin").string();
-    std::string cmd = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR +
-                      "/models/tiny.graph -o " + plan + " && " TI_TOOLS_DIR "/tipack " + plan +
-                      " --random --seed 5 -q -o " + weights;
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    auto loaded = loadPlan(plan, weights);
-    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-    lp = *loaded;
+    lp = test::compileTinyPlan(dir / "plan", "", 5);
+    ASSERT_NE(lp, nullptr);
     cpu = std::make_unique<CpuExecutor>(lp, 2);
     exe.launch = [this](const LaunchArgs &a) { return cpu->launch(a); };
     exe.timedLaunch = [this](const LaunchArgs &a) -> StatusOr<double> {

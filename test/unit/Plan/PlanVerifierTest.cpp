@@ -9,27 +9,17 @@
 #include "ti/Plan/PlanVerifier.h"
 #include "ti/Plan/TaskAccesses.h"
 
+#include "MakeTask.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 
 using namespace ti::plan;
+using ti::plan::test::makeTask;
 
 namespace {
-
-TaskRecord makeTask(Opcode op, uint16_t worker, uint16_t wave) {
-  TaskRecord t{};
-  t.opcode = static_cast<uint16_t>(op);
-  t.worker = worker;
-  t.wave = wave;
-  t.layer = kNone32;
-  t.param = kNone32;
-  t.weight = t.norm = kNone;
-  t.in[0] = t.in[1] = t.in[2] = kNone;
-  t.out[0] = t.out[1] = kNone;
-  return t;
-}
 
 WeightSegment segment(std::string checkpoint, std::vector<uint64_t> shape, uint64_t r0, uint64_t r1,
                       uint64_t c0, uint64_t c1, bool transposed = false) {

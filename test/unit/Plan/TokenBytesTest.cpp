@@ -7,23 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/TokenBytes.h"
 
+#include "MakeTask.h"
+
 #include <gtest/gtest.h>
 
 using namespace ti::plan;
+using ti::plan::test::makeTask;
 
 namespace {
-
-TaskRecord makeTask(Opcode op, uint16_t worker) {
-  TaskRecord t{};
-  t.opcode = static_cast<uint16_t>(op);
-  t.worker = worker;
-  t.layer = kNone32;
-  t.param = kNone32;
-  t.weight = t.norm = kNone;
-  t.in[0] = t.in[1] = t.in[2] = kNone;
-  t.out[0] = t.out[1] = kNone;
-  return t;
-}
 
 /// vocab 100 x hidden 8 embedding (1,600 bytes, at 0), a norm scale of 8 (16
 /// bytes, at 1,792), a 6 x 8 matrix (96 bytes, at 2,048); 2 layers, 2 kv heads

@@ -1,0 +1,30 @@
+//===- TinyPlan.cpp - The tiny model compiled and packed, for tests -------===//
+#include "TinyPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace ti::test {
+
+std::shared_ptr<const LoadedPlan> compileTinyPlan(const std::filesystem::path &stem,
+                                                  const std::string &ticOptions, uint64_t seed) {
+  const std::string plan = stem.string() + ".fb", weights = stem.string() + ".bin";
+  const std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR +
+                          "/models/tiny.graph " + ticOptions + " -o " + plan;
+  const std::string tipack = std::string(TI_TOOLS_DIR "/tipack ") + plan + " --random --seed " +
+                             std::to_string(seed) + " -q -o " + weights;
+  for (const std::string &command : {tic, tipack})
+    if (std::system(command.c_str()) != 0) {
+      ADD_FAILURE() << "failed: " << command;
+      return nullptr;
+    }
+  auto lp = loadPlan(plan, weights);
+  if (!lp.ok()) {
+    ADD_FAILURE() << lp.status().message();
+    return nullptr;
+  }
+  return *lp;
+}
+
+} // namespace ti::test
