@@ -229,6 +229,8 @@ int runBench(int argc, char **argv) {
   if (Status s = bench::fillContext(plan, b.executor, largest); !s.ok())
     return fail(s.message());
   std::vector<ContextResult> results(contexts->size());
+  for (size_t i = 0; i < contexts->size(); ++i)
+    results[i] = {(*contexts)[i], {}, plan::floorBytes(plan, uint64_t((*contexts)[i]))};
   for (int session = 0; session < sessions; ++session) {
     if (session > 0)
       if (Status s = b.reopen(); !s.ok())
@@ -248,8 +250,6 @@ int runBench(int argc, char **argv) {
       auto ms = bench::timeSteps(plan, b.executor, c, reps);
       if (!ms)
         return fail(ms.status().message());
-      results[i].context = c;
-      results[i].floorBytes = plan::floorBytes(plan, uint64_t(c));
       results[i].sessions.push_back(*ms);
       if (!traceDir.empty() && session == sessions - 1) {
         auto trace = b.tracedLaunch(bench::measuredStep(plan, c));

@@ -75,6 +75,7 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
   reply(ready);
 
   int32_t context = -1; // The context 'measure' measures; -1: none.
+  uint64_t contextFloorBytes = 0; // Its floor's bytes.
   int32_t filled = 0;   // Positions 0..filled-1 hold the standard sequence.
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -126,6 +127,7 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
         continue;
       }
       context = int32_t(n);
+      contextFloorBytes = plan::floorBytes(plan, uint64_t(context));
       filled = std::max(filled, context);
       reply(Json{{"context", context}, {"seconds", secondsSince(start)}});
     } else if (word == "measure") {
@@ -143,7 +145,7 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
       // The step wrote the sequence's own values into slot `context`.
       filled = std::max(filled, context + 1);
       reply(Json{{"context", context}, {"ms", *ms},
-                 {"floor_bytes", plan::floorBytes(plan, uint64_t(context))}});
+                 {"floor_bytes", contextFloorBytes}});
     } else if (word == "generate") {
       context = -1; // The cache now holds the generation.
       filled = 0;

@@ -160,13 +160,8 @@ int main(int argc, char **argv) {
     auto events = gpu->trace();
     if (!events)
       return fail(events.status().message());
-    ti::AtomicFileWriter traceOut;
-    if (std::string e = traceOut.open(tracePath); !e.empty())
-      return fail(e);
-    std::string text = ti::traceToChromeJson(plan, *events);
-    if (std::string e = traceOut.write(text.data(), text.size()); !e.empty())
-      return fail(e);
-    if (std::string e = traceOut.commit(); !e.empty())
+    if (std::string e = ti::writeFileAtomically(tracePath, ti::traceToChromeJson(plan, *events));
+        !e.empty())
       return fail(e);
   }
 #endif
