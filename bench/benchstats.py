@@ -55,3 +55,42 @@ def paired_diff(a_blocks, b_blocks):
         raise ValueError(f"paired blocks differ in number: {len(a_blocks)} and {len(b_blocks)}")
     diffs = [median(b) - median(a) for a, b in zip(a_blocks, b_blocks)]
     return median(diffs), median_ci95(diffs)
+
+
+def rank_sum_counts(n, m):
+    """counts[u] = the number of the C(n+m, n) equally likely orderings of two
+    samples of sizes n and m (no ties) with Mann-Whitney statistic U = u: the
+    number of (x, y) pairs with y < x. Exact integers, u = 0 .. n*m."""
+    # f[j][u] for the current i: orderings of i x's and j y's with statistic u.
+    # Recurrence on the largest element: an x (adds the j y's below it) or a y.
+    f = [[1] + [0] * (n * m) for _ in range(m + 1)]  # i = 0: U = 0 only
+    for i in range(1, n + 1):
+        g = [[0] * (n * m + 1) for _ in range(m + 1)]
+        for j in range(m + 1):
+            for u in range(n * m + 1):
+                c = f[j][u - j] if u >= j else 0          # the largest is an x
+                if j:
+                    c += g[j - 1][u]                       # the largest is a y
+                g[j][u] = c
+        f = g
+    return f[m]
+
+
+def shift_ci95(a, b):
+    """The shift of b against a: the Hodges-Lehmann estimate (the median of all
+    differences y - x, y from b, x from a) and its distribution-free 95%
+    interval [D(k), D(nm+1-k)] over the sorted differences, where k is the
+    largest rank with P(U < k) <= 2.5% for the Mann-Whitney U of two samples of
+    these sizes drawn from one distribution. Two runs of one benchmark agree
+    when the interval holds 0. Needs at least 4 values in each."""
+    n, m = len(a), len(b)
+    if n < 4 or m < 4:
+        raise ValueError(f"a 95% interval for a shift needs at least 4 values per side, got {n} and {m}")
+    counts = rank_sum_counts(n, m)
+    total = sum(counts)
+    k, below = 0, 0  # below = #orderings with U < k
+    while ALPHA_DENOMINATOR * (below + counts[k]) <= total:
+        below += counts[k]
+        k += 1
+    diffs = sorted(y - x for x in a for y in b)
+    return median(diffs), (diffs[k - 1], diffs[len(diffs) - k])

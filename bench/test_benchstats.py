@@ -1,4 +1,5 @@
 """Tests for benchstats: python3 bench/test_benchstats.py (or -m unittest)."""
+import itertools
 import math
 import os
 import sys
@@ -75,6 +76,52 @@ class PairedDiffTest(unittest.TestCase):
     def test_unpaired(self):
         with self.assertRaises(ValueError):
             benchstats.paired_diff([[1.0]] * 6, [[1.0]] * 7)
+
+
+def brute_force_counts(n, m):
+    """rank_sum_counts by enumerating every placement of the n x's."""
+    counts = [0] * (n * m + 1)
+    for xs in itertools.combinations(range(n + m), n):
+        u = sum(x - i for i, x in enumerate(xs))  # y's below the i-th smallest x
+        counts[u] += 1
+    return counts
+
+
+class ShiftTest(unittest.TestCase):
+    def test_counts_match_enumeration(self):
+        for n, m in [(1, 1), (3, 2), (4, 5), (6, 6), (5, 8)]:
+            self.assertEqual(benchstats.rank_sum_counts(n, m), brute_force_counts(n, m), (n, m))
+
+    def test_ranks_match_published_critical_values(self):
+        # Two-sided 5% Mann-Whitney critical values: U <= 13 for 8 and 8, U <= 37
+        # for 12 and 12; the interval's rank k is one more. Two samples whose
+        # differences are all distinct integers 1 .. n*m show which rank it took.
+        for n, critical in [(8, 13), (12, 37)]:
+            a = [float(i) for i in range(n)]
+            b = [float(n * j) for j in range(1, n + 1)]  # b_j - a_i = n*j - i: all distinct
+            diffs = sorted(y - x for x in a for y in b)
+            _, (lo, hi) = benchstats.shift_ci95(a, b)
+            self.assertEqual(lo, diffs[critical], n)  # D(k), k = critical + 1
+            self.assertEqual(hi, diffs[len(diffs) - critical - 1], n)
+
+    def test_estimate_is_median_of_differences(self):
+        a = [1.0, 2.0, 3.0, 4.0]
+        b = [x + 10.0 for x in a]
+        mid, (lo, hi) = benchstats.shift_ci95(a, b)
+        self.assertEqual(mid, 10.0)
+        self.assertLessEqual(lo, 10.0)
+        self.assertGreaterEqual(hi, 10.0)
+
+    def test_same_samples_hold_zero_and_far_ones_do_not(self):
+        a = [1.0, 1.2, 0.9, 1.1, 1.05, 0.95]
+        _, (lo, hi) = benchstats.shift_ci95(a, list(a))
+        self.assertTrue(lo <= 0.0 <= hi)
+        _, (lo, hi) = benchstats.shift_ci95(a, [x + 1.0 for x in a])
+        self.assertGreater(lo, 0.0)
+
+    def test_too_few(self):
+        with self.assertRaises(ValueError):
+            benchstats.shift_ci95([1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0])
 
 
 if __name__ == "__main__":
