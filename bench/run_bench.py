@@ -8,13 +8,16 @@ every worker for one block of --block steps, in spawn order on even rounds and
 reversed on odd ones, so that drift and thermal state fall on all runtimes
 alike. Greedy generation is interleaved the same way; then every worker's
 tokens with their top-2 gaps, checked against TileInfer's. The whole session
-runs once per --spawn-orders entry (workers started in the listed order, then
-reversed) and the samples of all sessions are pooled.
+runs --sessions times, every worker a fresh process each time, spawned in
+--runtimes order in the first session and reversed in the next, alternating;
+the samples of all sessions are pooled.
 
 TileInfer loads its plan into fresh GPU memory before each of its blocks
 (`reload`): where the weights land moves its time more than anything within
 one load, so the blocks must sample that too. Per runtime and context: the
-median of the block medians and its 95% interval over them (bench/benchstats.py),
+median of the block medians and its 95% interval over them (bench/benchstats.py);
+with 6 sessions or more, the median of the session medians and the interval
+over those, since a fresh process moves the time more than a reload does;
 the floor (TileInfer's bytes per token over the bandwidth it measured, median
 of all its samples) and the share of it; the medians per spawn order; and, for
 each baseline, the paired difference from TileInfer (per-round block medians).
@@ -129,8 +132,9 @@ def parse_args(argv):
     ap.add_argument("--generate-reps", type=int, default=5, help="generation rounds (0: none)")
     ap.add_argument("--runtimes", default="tileinfer,eager,sdpa,cuda_graph,compile",
                     help=f"from {', '.join(LABELS)}; {REFERENCE} is required")
-    ap.add_argument("--spawn-orders", default="forward,reverse",
-                    help="one session per entry: workers started as listed, or reversed")
+    ap.add_argument("--sessions", type=int, default=2,
+                    help="fresh worker processes for every runtime, spawned in --runtimes order "
+                         "and reversed, alternating; with 6 or more the interval is over sessions")
     ap.add_argument("--weights", choices=("checkpoint", "random"), default="checkpoint",
                     help="random: tipack --random, for tileinfer alone (CI, no torch)")
     ap.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
@@ -157,19 +161,16 @@ def parse_args(argv):
         fail("--runtimes: a runtime is listed twice")
     if REFERENCE not in args.runtimes:
         fail(f"--runtimes must include {REFERENCE}: it gives the floor and the reference tokens")
-    args.spawn_orders = args.spawn_orders.split(",")
-    if (set(args.spawn_orders) - {"forward", "reverse"}
-            or len(set(args.spawn_orders)) != len(args.spawn_orders)):
-        fail("--spawn-orders: 'forward', 'reverse', or both, each once")
     if args.weights == "random" and args.runtimes != [REFERENCE]:
         fail("--weights random: only tileinfer can run random weights (the baselines need "
              "the checkpoint)")
     for flag, value, least in (("--rounds", args.rounds, 1), ("--block", args.block, 1),
                                ("--warmup", args.warmup, 0), ("--generate", args.generate, 1),
                                ("--generate-reps", args.generate_reps, 0),
-                               ("--timeout", args.timeout, 1)):
+                               ("--timeout", args.timeout, 1), ("--sessions", args.sessions, 1)):
         if value < least:
             fail(f"{flag} must be at least {least}")
+    args.spawn_orders = [("forward", "reverse")[i % 2] for i in range(args.sessions)]
     for tool in ("tic", "tipack", "tirun"):
         if not os.access(os.path.join(args.bin, tool), os.X_OK):
             fail(f"--bin: no executable {tool} in {args.bin}")
@@ -256,8 +257,10 @@ def worker_argv(name, args, plan, weights, checkpoint):
     return argv
 
 
-def session(order, names, args, paths, runtimes, bandwidth, commands):
+def session(index, names, args, paths, runtimes, bandwidth, commands):
     """One run over every context and the generation, workers spawned in names' order."""
+    order = args.spawn_orders[index]
+    label = f"{index + 1} {order}"  # Shown in progress lines and errors.
     workers = {}
     try:
         for name in names:
@@ -271,11 +274,11 @@ def session(order, names, args, paths, runtimes, bandwidth, commands):
                 if not ready.get("ready"):
                     raise WorkerError(ready.get("error", "not ready"))
             except WorkerError as e:
-                runtimes[name].record_error(order, "start-up", str(e))
+                runtimes[name].record_error(label, "start-up", str(e))
                 workers.pop(name).close()
                 continue
             runtimes[name].ready = ready
-            progress(f"run_bench: [{order}] {name} ready: {ready.get('detail', '')}")
+            progress(f"run_bench: [{label}] {name} ready: {ready.get('detail', '')}")
             alive.append(name)
         if REFERENCE not in alive:
             fail(f"{REFERENCE} did not start: {runtimes[REFERENCE].error}")
@@ -291,7 +294,7 @@ def session(order, names, args, paths, runtimes, bandwidth, commands):
             except WorkerError as e:
                 if name == REFERENCE:
                     fail(f"{REFERENCE}, {stage}: {e}")
-                runtimes[name].record_error(order, stage, str(e))
+                runtimes[name].record_error(label, stage, str(e))
                 workers.pop(name).close()
                 alive.remove(name)
                 return None
@@ -299,7 +302,7 @@ def session(order, names, args, paths, runtimes, bandwidth, commands):
         def in_turn(round_index):
             return list(alive) if round_index % 2 == 0 else list(reversed(alive))
 
-        bandwidth.append(dict(ask(REFERENCE, "bandwidth"), session=order, when="start"))
+        bandwidth.append(dict(ask(REFERENCE, "bandwidth"), session=label, when="start"))
         for n in args.contexts:
             stage = f"context {n}"
             for name in list(alive):
@@ -320,12 +323,12 @@ def session(order, names, args, paths, runtimes, bandwidth, commands):
                     if got is None:
                         continue
                     rt = runtimes[name]
-                    rt.blocks.setdefault(n, {})[(order, r)] = got["ms"]
+                    rt.blocks.setdefault(n, {})[(index, r)] = got["ms"]
                     rt.orders.setdefault(n, {}).setdefault(order, []).extend(got["ms"])
                     if "floor_bytes" in got:
                         rt.floor_bytes[n] = got["floor_bytes"]
                     shown.append(f"{name} {benchstats.median(got['ms']):.3f}")
-                progress(f"[{order} ctx {n} round {r + 1}/{args.rounds}] ms: {', '.join(shown)}")
+                progress(f"[{label} ctx {n} round {r + 1}/{args.rounds}] ms: {', '.join(shown)}")
         stage = "generation"
         if args.generate_reps:
             for name in list(alive):  # Untimed: first-call costs stay out of the rates.
@@ -338,7 +341,7 @@ def session(order, names, args, paths, runtimes, bandwidth, commands):
                     runtimes[name].generations.append((got["tokens"], got["seconds"]))
                     runtimes[name].token_runs.append(got["tokens"])
                     shown.append(f"{name} {len(got['tokens']) / got['seconds']:.1f}")
-            progress(f"[{order} generation {r + 1}/{args.generate_reps}] tokens/s: "
+            progress(f"[{label} generation {r + 1}/{args.generate_reps}] tokens/s: "
                      f"{', '.join(shown)}")
         stage = "gaps"
         for name in list(alive):
@@ -348,7 +351,7 @@ def session(order, names, args, paths, runtimes, bandwidth, commands):
                 if runtimes[name].gaps is None:
                     runtimes[name].gaps = got
         stage = "bandwidth"
-        bandwidth.append(dict(ask(REFERENCE, "bandwidth"), session=order, when="end"))
+        bandwidth.append(dict(ask(REFERENCE, "bandwidth"), session=label, when="end"))
     finally:
         for worker in workers.values():
             worker.close()
@@ -357,18 +360,29 @@ def session(order, names, args, paths, runtimes, bandwidth, commands):
 def context_entry(rt, n, reference, gbs):
     """The blocks are the units: steps within a block share their moment (and,
     for TileInfer, one load of the plan), so the median and its interval are
-    those of the block medians; the samples are kept too."""
+    those of the block medians. A session shares one process, which moves the
+    time more than a reload within it; with enough sessions (6) they become the
+    units: the median of the session medians (each the median of its blocks)
+    and the interval over them. The samples are kept too."""
     samples = [x for order in rt.orders[n].values() for x in order]
-    block_medians = [benchstats.median(b) for _, b in sorted(rt.blocks[n].items())]
+    blocks = sorted(rt.blocks[n].items())
+    block_medians = [benchstats.median(b) for _, b in blocks]
+    per_session = {}
+    for (index, _), m in zip((key for key, _ in blocks), block_medians):
+        per_session.setdefault(index, []).append(m)
+    session_medians = [benchstats.median(v) for _, v in sorted(per_session.items())]
+    over_sessions = len(session_medians) >= benchstats.MIN_SAMPLES
+    units = session_medians if over_sessions else block_medians
     floor_bytes = reference.floor_bytes.get(n)
-    mid = benchstats.median(block_medians)
+    mid = benchstats.median(units)
     entry = {"context": n, "n": len(samples), "blocks": len(block_medians), "median_ms": mid,
-             "ci95_ms": None, "interval_over": "blocks", "block_medians_ms": block_medians,
+             "ci95_ms": None, "interval_over": "sessions" if over_sessions else "blocks",
+             "block_medians_ms": block_medians, "session_medians_ms": session_medians,
              "min_ms": min(samples), "floor_bytes": floor_bytes, "floor_ms": None,
              "share_of_floor": None, "samples_ms": samples,
              "order_medians_ms": {o: benchstats.median(v) for o, v in rt.orders[n].items()}}
-    if len(block_medians) >= benchstats.MIN_SAMPLES:
-        entry["ci95_ms"] = list(benchstats.median_ci95(block_medians))
+    if len(units) >= benchstats.MIN_SAMPLES:
+        entry["ci95_ms"] = list(benchstats.median_ci95(units))
     if floor_bytes is not None:
         entry["floor_ms"] = floor_bytes / (gbs * 1e6)
         entry["share_of_floor"] = entry["floor_ms"] / mid
@@ -462,9 +476,9 @@ def main(argv):
     model, *paths = prepare(args, commands)
     runtimes = {name: Runtime(name) for name in args.runtimes}
     bandwidth = []
-    for order in args.spawn_orders:
+    for index, order in enumerate(args.spawn_orders):
         names = args.runtimes if order == "forward" else args.runtimes[::-1]
-        session(order, names, args, paths, runtimes, bandwidth, commands)
+        session(index, names, args, paths, runtimes, bandwidth, commands)
 
     samples = [x for b in bandwidth for x in b["samples"]]
     gbs = benchstats.median(samples)
@@ -477,7 +491,7 @@ def main(argv):
         "commands": commands,
         "settings": {k: getattr(args, k) for k in (
             "target", "contexts", "rounds", "block", "warmup", "generate", "generate_reps",
-            "spawn_orders", "weights", "backend", "static_cache")},
+            "sessions", "spawn_orders", "weights", "backend", "static_cache")},
         "bandwidth": {"gbs": gbs, "samples": samples, "bytes": bandwidth[0].get("bytes"),
                       "measurements": [{k: b[k] for k in ("session", "when", "gbs")}
                                        for b in bandwidth]},
