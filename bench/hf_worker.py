@@ -18,9 +18,9 @@ run four ways:
 The static variants' cache (--static-cache):
 
   max          one StaticCache of max-context + 1 slots for every context,
-               captured or compiled once (the default).
-  per-context  a StaticCache sized to what is asked: N + 1 slots rounded up to
-               SLOT_MULTIPLE for `context N`, PROMPT_LEN + M rounded up for
+               captured or compiled once; every step attends over all of it.
+  per-context  (the default) a StaticCache sized to what is asked: N + 1 slots
+               rounded up to SLOT_MULTIPLE for `context N`, PROMPT_LEN + M rounded up for
                `generate M` and `gaps M`. A new size drops the old cache and its
                graph or compiled step, then builds, captures or compiles (a fresh
                torch.compile after torch._dynamo.reset, shapes static), and
@@ -530,8 +530,8 @@ def main():
     ap.add_argument("--max-context", type=int, default=4096,
                     help="the largest context asked for (sizes the max static cache)")
     ap.add_argument("--static-cache", choices=STATIC_CACHES,
-                    help="cuda_graph and compile: one cache of max-context + 1 slots (max, "
-                         "the default) or one sized to each context (per-context)")
+                    help="cuda_graph and compile: one cache sized to each context (per-context, "
+                         "the default) or one of max-context + 1 slots (max)")
     args = ap.parse_args()
     keep_stdout_for_answers()
     if args.max_context < max(CHECK_POSITIONS):
@@ -539,7 +539,7 @@ def main():
     static = issubclass(VARIANTS[args.variant][0], StaticWorker)
     if args.static_cache is not None and not static:
         refuse(f"--static-cache applies to cuda_graph and compile, not {args.variant}")
-    args.static_cache = args.static_cache or "max"
+    args.static_cache = args.static_cache or "per-context"
     try:
         worker, ready = start(args)
     except Exception as e:

@@ -139,9 +139,9 @@ def parse_args(argv):
                     help="random: tipack --random, for tileinfer alone (CI, no torch)")
     ap.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto",
                     help="tirun's backend")
-    ap.add_argument("--static-cache", choices=("max", "per-context"), default="max",
-                    help="cuda_graph and compile: one cache of the largest context (max) or "
-                         "one sized to each context (per-context); hf_worker.py --static-cache")
+    ap.add_argument("--static-cache", choices=("max", "per-context"), default="per-context",
+                    help="cuda_graph and compile: one cache sized to each context (per-context) "
+                         "or one of the largest context (max); hf_worker.py --static-cache")
     ap.add_argument("--seed", type=int, default=1234, help="of the random checkpoint")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds to wait for one answer")
     ap.add_argument("--out", required=True, help="the result JSON")
