@@ -19,29 +19,14 @@ Then the generation rates of both runs, and per runtime the counts.
 Standard library only, so it runs wherever the results are.
 """
 import argparse
-import json
 import sys
 
+import bench_result
 import benchstats
 from atomic_file import write_atomically
 
 
-def fail(message):
-    print(f"compare_runs: error: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            result = json.load(f)
-    except OSError as e:
-        fail(f"{path}: {e.strerror}")
-    except ValueError as e:
-        fail(f"{path}: not JSON: {e}")
-    if not isinstance(result, dict) or result.get("schema") != "tileinfer-bench-1":
-        fail(f"{path}: not a tileinfer-bench-1 result")
-    return result
+fail = bench_result.failer("compare_runs")
 
 
 def by_name(result):
@@ -127,7 +112,7 @@ def main():
     names = args.names.split(",")
     if len(names) != 2 or not all(names):
         fail(f"--names wants two names, got '{args.names}'")
-    text = compare(load(args.first), load(args.second), names)
+    text = compare(bench_result.load(args.first, fail), bench_result.load(args.second, fail), names)
     sys.stdout.write(text)
     if args.markdown:
         write_atomically(args.markdown, lambda f: f.write(text))

@@ -11,29 +11,19 @@ greedy tokens agree with TileInfer's.
   python3 bench/plot_bench.py result.json [--png chart.png] [--markdown table.md] [--title T]
 """
 import argparse
-import json
 import sys
 
+import bench_result
 from atomic_file import write_atomically
 
 REFERENCE = "tileinfer"
 
 
-def fail(message):
-    print(f"plot_bench: error: {message}", file=sys.stderr)
-    sys.exit(1)
+fail = bench_result.failer("plot_bench")
 
 
 def load(path):
-    try:
-        with open(path) as f:
-            result = json.load(f)
-    except OSError as e:
-        fail(f"{path}: {e.strerror}")
-    except ValueError as e:
-        fail(f"{path}: not JSON: {e}")
-    if not isinstance(result, dict) or result.get("schema") != "tileinfer-bench-1":
-        fail(f"{path}: not a tileinfer-bench-1 result")
+    result = bench_result.load(path, fail)
     if not result.get("runtimes"):
         fail(f"{path}: no runtimes")
     return result
