@@ -85,12 +85,15 @@ def shift_ci95(a, b):
     when the interval holds 0. Needs at least 4 values in each."""
     n, m = len(a), len(b)
     if n < 4 or m < 4:
-        raise ValueError(f"a 95% interval for a shift needs at least 4 values per side, got {n} and {m}")
+        raise ValueError(f"a 95% interval for a shift needs at least 4 values per side, "
+                         f"got {n} and {m}")
     counts = rank_sum_counts(n, m)
     total = sum(counts)
     k, below = 0, 0  # below = #orderings with U < k
     while ALPHA_DENOMINATOR * (below + counts[k]) <= total:
         below += counts[k]
         k += 1
+    if k == 0:  # Cannot happen from 4 per side: C(8, 4) = 70 orderings >= 40.
+        raise ValueError(f"no 95% interval for a shift between {n} and {m} values")
     diffs = sorted(y - x for x in a for y in b)
     return median(diffs), (diffs[k - 1], diffs[len(diffs) - k])

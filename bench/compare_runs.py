@@ -1,12 +1,16 @@
 """Two benchmark results of the same model on the same GPU, side by side: does
 the second run reproduce the first?
 
-Reads two tileinfer-bench-1 JSONs (bench/run_bench.py or tirun bench --json).
+Reads two tileinfer-bench-1 JSONs (bench/run_bench.py, or tirun bench --json
+with 6 sessions or more: its intervals are over steps below that).
 For every runtime and context measured in both, a markdown row with each run's
 median [95% interval] and three checks:
 - agree: the 95% interval of the shift between the runs (Hodges-Lehmann over
-  the group medians the intervals are built from: blocks, sessions or samples;
-  bench/benchstats.py) holds 0. This is the test of "the same distribution".
+  the group medians the intervals are built from, blocks or sessions, which
+  must be the same in both runs; bench/benchstats.py) holds 0. This is the
+  test of "the same distribution". The shift is the median of all
+  differences between the two runs' groups, so it can differ in sign from
+  the difference of the two medians when the groups spread widely.
 - overlap: the two intervals overlap.
 - inside: the second run's median lies inside the first run's interval. Even
   when both runs measure one distribution this fails about one time in six:
@@ -34,30 +38,43 @@ def by_name(result):
     return {rt["name"]: rt for rt in result.get("runtimes", []) if rt.get("contexts")}
 
 
-def inside(x, interval):
-    return interval[0] <= x <= interval[1]
+# The group medians an interval is computed over. Single steps are not a unit
+# two runs can be compared by: steps of one process are not independent.
+GROUPS = {"blocks": "block_medians_ms", "sessions": "session_medians_ms"}
 
 
-GROUPS = {"blocks": "block_medians_ms", "sessions": "session_medians_ms", "samples": "samples_ms"}
+def groups(name, context, a, b):
+    """The two entries' group medians, when both runs grouped the same way."""
+    unit_a, unit_b = a.get("interval_over"), b.get("interval_over")
+    where = f"{name} at context {context}"
+    if unit_a not in GROUPS or unit_b not in GROUPS:
+        fail(f"{where}: intervals over {unit_a} and {unit_b}; compare results whose intervals "
+             f"are over {' or '.join(GROUPS)} (tirun bench --sessions 6 or more, or run_bench.py)")
+    if unit_a != unit_b:
+        fail(f"{where}: intervals over {unit_a} in one run and {unit_b} in the other; "
+             f"compare runs made the same way")
+    ga, gb = a.get(GROUPS[unit_a]), b.get(GROUPS[unit_a])
+    if not ga or not gb:
+        fail(f"{where}: no {GROUPS[unit_a]} in both results")
+    return ga, gb
 
 
-def groups(entry):
-    """The values the entry's interval was computed over."""
-    return entry.get(GROUPS.get(entry.get("interval_over", "samples"), "samples_ms")) or []
-
-
-def row(context, a, b):
+def row(name, context, a, b):
     """One table row and its (agree, overlap, inside) checks."""
     ia, ib = a["ci95_ms"], b["ci95_ms"]
     ma, mb = a["median_ms"], b["median_ms"]
-    shift, (lo, hi) = benchstats.shift_ci95(groups(a), groups(b))
+    try:
+        shift, (lo, hi) = benchstats.shift_ci95(*groups(name, context, a, b))
+    except ValueError as e:
+        fail(f"{name} at context {context}: {e}")
     agree = lo <= 0.0 <= hi
     overlap = ia[0] <= ib[1] and ib[0] <= ia[1]
     inside = ia[0] <= mb <= ia[1]
     yes = lambda flag: "yes" if flag else "no"
-    text = (f"| {context} | {ma:.3f} [{ia[0]:.3f}, {ia[1]:.3f}] | {mb:.3f} [{ib[0]:.3f}, {ib[1]:.3f}] "
-            f"| {100.0 * (mb - ma) / ma:+.2f}% | {1000 * shift:+.1f} [{1000 * lo:+.1f}, {1000 * hi:+.1f}] "
-            f"| {yes(agree)} | {yes(overlap)} | {yes(inside)} |")
+    us = lambda ms: f"{1000 * ms:+.1f}"
+    text = (f"| {context} | {ma:.3f} [{ia[0]:.3f}, {ia[1]:.3f}] "
+            f"| {mb:.3f} [{ib[0]:.3f}, {ib[1]:.3f}] | {100.0 * (mb - ma) / ma:+.2f}% "
+            f"| {us(shift)} [{us(lo)}, {us(hi)}] | {yes(agree)} | {yes(overlap)} | {yes(inside)} |")
     return text, (agree, overlap, inside)
 
 
@@ -66,6 +83,9 @@ def compare(first, second, names):
     common = [name for name in ra if name in rb]  # in the first run's order
     if not common:
         fail("the two results share no measured runtime")
+    for key in ("model", "device"):
+        if first.get(key) != second.get(key):
+            fail(f"the two results differ in {key}: {first.get(key)} and {second.get(key)}")
     na, nb = names
     lines = [f"Runs compared: {na} ({first.get('date', '?')}, floor at "
              f"{first.get('bandwidth', {}).get('gbs', 0):.1f} GB/s) and {nb} "
@@ -84,13 +104,16 @@ def compare(first, second, names):
                   "|---:|---:|---:|---:|---:|:---:|:---:|:---:|"]
         counts = [0, 0, 0]
         for c in contexts:
-            text, checks = row(c, a_ctx[c], b_ctx[c])
+            text, checks = row(name, c, a_ctx[c], b_ctx[c])
             lines.append(text)
             counts = [k + flag for k, flag in zip(counts, checks)]
         lines.append("")
         n = len(contexts)
         summary.append(f"{name}: agree at {counts[0]} of {n} contexts, intervals overlap at "
-                       f"{counts[1]} of {n}, {nb} median inside {na} interval at {counts[2]} of {n}")
+                       f"{counts[1]} of {n}, {nb} median inside {na} interval at "
+                       f"{counts[2]} of {n}")
+    if not summary:
+        fail("no runtime has an interval at a context of both results")
     lines += [f"| runtime | {na} tokens/s | {nb} tokens/s | {nb} - {na} |", "|---|---:|---:|---:|"]
     for name in common:
         ga, gb = ra[name].get("generate") or {}, rb[name].get("generate") or {}
@@ -113,9 +136,12 @@ def main():
     if len(names) != 2 or not all(names):
         fail(f"--names wants two names, got '{args.names}'")
     text = compare(bench_result.load(args.first, fail), bench_result.load(args.second, fail), names)
-    sys.stdout.write(text)
     if args.markdown:
-        write_atomically(args.markdown, lambda f: f.write(text))
+        try:
+            write_atomically(args.markdown, lambda f: f.write(text))
+        except OSError as e:
+            fail(f"--markdown {args.markdown}: {e.strerror}")
+    sys.stdout.write(text)
 
 
 if __name__ == "__main__":

@@ -104,6 +104,18 @@ class ShiftTest(unittest.TestCase):
             self.assertEqual(lo, diffs[critical], n)  # D(k), k = critical + 1
             self.assertEqual(hi, diffs[len(diffs) - critical - 1], n)
 
+    def test_unequal_sizes(self):
+        # 6 and 12: two-sided 5% critical value U <= 14, so k = 15; the sides swap.
+        for a_size, b_size in [(6, 12), (12, 6)]:
+            a = [float(i) for i in range(a_size)]
+            b = [float(a_size * j) for j in range(1, b_size + 1)]
+            if a_size > b_size:  # keep the differences distinct: spread a instead
+                a, b = [float(b_size * j) for j in range(a_size)], [float(i) for i in range(b_size)]
+            diffs = sorted(y - x for x in a for y in b)
+            self.assertEqual(len(set(diffs)), len(diffs))
+            _, (lo, hi) = benchstats.shift_ci95(a, b)
+            self.assertEqual((lo, hi), (diffs[14], diffs[len(diffs) - 15]), (a_size, b_size))
+
     def test_estimate_is_median_of_differences(self):
         a = [1.0, 2.0, 3.0, 4.0]
         b = [x + 10.0 for x in a]
