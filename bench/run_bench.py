@@ -10,7 +10,7 @@ alike. Greedy generation is interleaved the same way; then every worker's
 tokens with their top-2 gaps, checked against TileInfer's. The whole session
 runs --sessions times, every worker a fresh process each time, spawned in
 --runtimes order in the first session and reversed in the next, alternating;
-the samples of all sessions are pooled.
+the blocks of all sessions are pooled.
 
 TileInfer loads its plan into fresh GPU memory before each of its blocks
 (`reload`): where the weights land moves its time more than anything within
@@ -365,17 +365,17 @@ def context_entry(rt, n, reference, gbs):
     units: the median of the session medians (each the median of its blocks)
     and the interval over them. The samples are kept too."""
     samples = [x for order in rt.orders[n].values() for x in order]
-    blocks = sorted(rt.blocks[n].items())
-    block_medians = [benchstats.median(b) for _, b in blocks]
-    per_session = {}
-    for (index, _), m in zip((key for key, _ in blocks), block_medians):
-        per_session.setdefault(index, []).append(m)
+    block_medians, per_session = [], {}
+    for (index, _), ms in sorted(rt.blocks[n].items()):
+        block_medians.append(benchstats.median(ms))
+        per_session.setdefault(index, []).append(block_medians[-1])
     session_medians = [benchstats.median(v) for _, v in sorted(per_session.items())]
     over_sessions = len(session_medians) >= benchstats.MIN_SAMPLES
     units = session_medians if over_sessions else block_medians
     floor_bytes = reference.floor_bytes.get(n)
     mid = benchstats.median(units)
-    entry = {"context": n, "n": len(samples), "blocks": len(block_medians), "median_ms": mid,
+    entry = {"context": n, "n": len(samples), "blocks": len(block_medians),
+             "sessions": len(session_medians), "median_ms": mid,
              "ci95_ms": None, "interval_over": "sessions" if over_sessions else "blocks",
              "block_medians_ms": block_medians, "session_medians_ms": session_medians,
              "min_ms": min(samples), "floor_bytes": floor_bytes, "floor_ms": None,

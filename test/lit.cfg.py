@@ -22,6 +22,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%models", os.path.join(config.ti_src_root, "models")))
 config.substitutions.append(("%ti_src", config.ti_src_root))
+config.substitutions.append(("%ti_bin", config.ti_tools_dir))
 
 
 def plotting_python():
