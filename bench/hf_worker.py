@@ -20,12 +20,12 @@ The static variants' cache (--static-cache):
   max          one StaticCache of max-context + 1 slots for every context,
                captured or compiled once; every step attends over all of it.
   per-context  (the default) a StaticCache sized to what is asked: N + 1 slots
-               rounded up to SLOT_MULTIPLE for `context N`, PROMPT_LEN + M rounded up for
-               `generate M` and `gaps M`. A new size drops the old cache and its
-               graph or compiled step, then builds, captures or compiles (a fresh
-               torch.compile after torch._dynamo.reset, shapes static), and
-               checks the new ones before the command answers, outside every
-               timed region.
+               rounded up to SLOT_MULTIPLE for `context N`, PROMPT_LEN + M
+               rounded up for `generate M` and `gaps M`. A new size drops the
+               old cache and its graph or compiled step, then builds, captures
+               or compiles (a fresh torch.compile after torch._dynamo.reset,
+               shapes static), and checks the new ones before the command
+               answers, outside every timed region.
 
 The static variants pass their own 4-D additive mask (slot <= position), built
 inside the step from the position tensor, so that the step does not depend on
