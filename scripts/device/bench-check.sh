@@ -37,8 +37,14 @@ traces)
     | tee "$out/tirun-bench.txt"
   gbs=$("$py" -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
     "$out/tirun-bench.json")
+  # K/V bytes per cached position, from the floors of the two contexts: the
+  # floor is the weights plus that many bytes per position.
+  per_position=$("$py" -c "
+import json, sys
+f = {c['context']: c['floor_bytes'] for c in json.load(open(sys.argv[1]))['runtimes'][0]['contexts']}
+print((f[4096] - f[1]) // 4095)" "$out/tirun-bench.json")
   for c in 1 4096; do
-    kv=$((c * 32768)) # Llama 3.2 1B: 16 layers x K and V x 8 kv heads x 64 x 2 bytes.
+    kv=$((c * per_position))
     "$py" bench/trace_timeline.py "$out/trace-$c.json" --bandwidth-gbs "$gbs" --kv-bytes "$kv" \
       --png "$out/timeline-$c.png" --json "$out/accounting-$c.json" | tee "$out/accounting-$c.txt"
   done
