@@ -20,6 +20,7 @@
 #include "ti/Runtime/CudaExecutor.h"
 #include "ti/Runtime/LoadedPlan.h"
 
+#include "GpuTest.h"
 #include "TinyPlan.h"
 
 #include <gtest/gtest.h>
@@ -29,7 +30,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 using namespace ti;
 namespace fs = std::filesystem;
@@ -39,29 +39,13 @@ namespace {
 constexpr int32_t kSteps = 64;
 constexpr double kTolerance = 2e-3; // Of the largest |logit| of the step.
 
-class GpuVsCpuTest : public ::testing::Test {
+class GpuVsCpuTest : public test::GpuTest {
 protected:
-  void SetUp() override {
-    if (CudaExecutor::deviceCount() == 0)
-      GTEST_SKIP() << "no CUDA GPU";
-    auto info = CudaExecutor::deviceInfo(0);
-    ASSERT_TRUE(info.ok()) << info.status().message();
-    device = *info;
-  }
-
-  void TearDown() override {
-    for (const fs::path &d : dirs)
-      fs::remove_all(d);
-  }
-
   /// Compiles tiny.graph for a target with `arch` and `workers` and packs
   /// random weights; returns the loaded plan (null on failure, with a test
   /// failure recorded).
   std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &arch, int workers) {
-    fs::path dir = fs::temp_directory_path() /
-                   ("ti-gpu-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(dir);
-    dirs.push_back(dir);
+    fs::path dir = scratchDir("ti-gpu");
     std::string target = (dir / "target.json").string();
     std::ofstream(target) << "{\"name\": \"gpu-test\", \"gpu\": \"" << device.name
                           << "\", \"arch\": \"" << arch << "\", \"workers\": " << workers
@@ -75,9 +59,6 @@ protected:
     return compileAndPack(device.arch, device.smCount);
   }
 
-  CudaDeviceInfo device;
-  std::vector<fs::path> dirs;
-  int counter = 0;
 };
 
 /// The token fed at step `pos`: bos, then a spread over the vocabulary.

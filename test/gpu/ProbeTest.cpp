@@ -13,6 +13,7 @@
 #include "ti/Runtime/CudaExecutor.h"
 #include "ti/Runtime/LoadedPlan.h"
 
+#include "GpuTest.h"
 #include "TinyPlan.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 using namespace ti;
 namespace fs = std::filesystem;
@@ -31,29 +31,12 @@ bool isHex(const std::string &s) {
   return s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-class ProbeTest : public ::testing::Test {
+class ProbeTest : public test::GpuTest {
 protected:
-  void SetUp() override {
-    if (CudaExecutor::deviceCount() == 0)
-      GTEST_SKIP() << "no CUDA GPU";
-    auto info = CudaExecutor::deviceInfo(0);
-    ASSERT_TRUE(info.ok()) << info.status().message();
-    device = *info;
-  }
-
-  void TearDown() override {
-    if (!dir.empty())
-      fs::remove_all(dir);
-  }
-
   /// The tiny model compiled for 4 workers of this GPU with `fingerprint` in
   /// its target, with random weights (null on failure, recorded).
   std::shared_ptr<const LoadedPlan> planFor(const std::string &fingerprint) {
-    if (dir.empty()) {
-      dir = fs::temp_directory_path() / ("ti-probe-" + std::to_string(::getpid()));
-      fs::create_directories(dir);
-    }
-    const fs::path stem = dir / fingerprint;
+    const fs::path stem = scratchDir("ti-probe") / fingerprint;
     const std::string target = stem.string() + ".json";
     std::ofstream(target) << "{\"name\": \"probe-test\", \"gpu\": \"" << device.name
                           << "\", \"arch\": \"" << device.arch << "\", \"workers\": 4,"
@@ -62,9 +45,6 @@ protected:
                           << "\"}\n";
     return test::compileTinyPlan(stem, "--target-file " + target, 1);
   }
-
-  CudaDeviceInfo device;
-  fs::path dir;
 };
 
 TEST_F(ProbeTest, StreamingBandwidthIsSane) {

@@ -1,0 +1,56 @@
+//===- GpuTest.h - The fixture every GPU test starts from ------*- C++ -*-===//
+//
+// Skips the test where there is no CUDA GPU (ctest reports it as skipped),
+// reads device 0's properties, and hands out scratch folders that are removed
+// after the test.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_TEST_GPU_GPUTEST_H
+#define TI_TEST_GPU_GPUTEST_H
+
+#include "ti/Runtime/CudaExecutor.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace ti::test {
+
+class GpuTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (CudaExecutor::deviceCount() == 0)
+      GTEST_SKIP() << "no CUDA GPU";
+    auto info = CudaExecutor::deviceInfo(0);
+    ASSERT_TRUE(info.ok()) << info.status().message();
+    device = *info;
+  }
+
+  void TearDown() override {
+    for (const std::filesystem::path &d : scratch)
+      std::filesystem::remove_all(d);
+  }
+
+  /// A new empty folder under the system's temporary folder, named after
+  /// `prefix`, the process and a counter; removed in TearDown.
+  std::filesystem::path scratchDir(const std::string &prefix) {
+    std::filesystem::path d =
+        std::filesystem::temp_directory_path() /
+        (prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(scratch.size()));
+    std::filesystem::create_directories(d);
+    scratch.push_back(d);
+    return d;
+  }
+
+  CudaDeviceInfo device;
+
+private:
+  std::vector<std::filesystem::path> scratch;
+};
+
+} // namespace ti::test
+
+#endif // TI_TEST_GPU_GPUTEST_H
