@@ -22,24 +22,20 @@ Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_
     return Status::error("context " + std::to_string(context) + " cannot be measured: the plan " +
                          "holds " + std::to_string(plan.model.maxContext) +
                          " positions, and the measured step needs one more than the context");
+  from = std::max(from, 0);
+  if (from >= context)
+    return Status();
+  // Teacher forcing of the standard sequence's positions from..context-1.
   const std::vector<int32_t> tokens = standardSequence(plan.model, size_t(context));
-  // Teacher forcing, up to kMaxStepsPerLaunch positions a launch.
-  for (int32_t pos = std::max(from, 0); pos < context;) {
-    LaunchArgs a;
-    a.startPos = pos;
-    a.promptLen = std::min<int32_t>(plan::kMaxStepsPerLaunch, context - pos);
-    a.maxSteps = a.promptLen;
-    a.maxNew = 0;
-    std::copy(tokens.begin() + pos, tokens.begin() + pos + a.promptLen, a.prompt);
-    auto state = executor.launch(a);
-    if (!state)
-      return state.status();
-    if (state->steps != a.promptLen)
-      return Status::error("filling the cache ran " + std::to_string(state->steps) + " of " +
-                           std::to_string(a.promptLen) + " steps at position " +
-                           std::to_string(pos));
-    pos += a.promptLen;
-  }
+  GenerateOptions options;
+  options.startPos = from;
+  auto filled = generate(plan, executor.launch,
+                         std::vector<int32_t>(tokens.begin() + from, tokens.end()), 0, options);
+  if (!filled)
+    return filled.status();
+  if (filled->positions != context)
+    return Status::error("filling the cache reached position " +
+                         std::to_string(filled->positions) + " of " + std::to_string(context));
   return Status();
 }
 

@@ -43,12 +43,16 @@ StatusOr<GenerateResult> ti::generate(const plan::Plan &p, const LaunchFn &launc
                                       const GenerateOptions &options) {
   if (Status s = checkPrompt(prompt, p); !s.ok())
     return s;
+  if (options.startPos < 0 || uint64_t(options.startPos) + prompt.size() > p.model.maxContext)
+    return Status::error("a prompt of " + std::to_string(prompt.size()) + " tokens from position " +
+                         std::to_string(options.startPos) + " does not fit the plan's " +
+                         std::to_string(p.model.maxContext) + " positions");
   using Clock = std::chrono::steady_clock;
   const int32_t maxSteps =
       std::clamp<int32_t>(options.stepsPerLaunch, 1, plan::kMaxStepsPerLaunch);
   const int32_t context = p.model.maxContext;
   GenerateResult r;
-  int32_t pos = 0;
+  int32_t pos = options.startPos;
   size_t fed = 0;
 
   auto run = [&](const std::vector<int32_t> &piece, int32_t steps, int32_t wanted,

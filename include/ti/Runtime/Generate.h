@@ -38,10 +38,13 @@ Status checkPrompt(const std::vector<int32_t> &prompt, const plan::Plan &plan);
 
 /// Optional knobs of generate(): launches of at most `stepsPerLaunch` steps
 /// (1 runs one step per launch, so that `afterLaunch` sees every step's
-/// logits), and a callback after each launch.
+/// logits), a callback after each launch, and the position the prompt starts
+/// at (the cache already holds positions 0..startPos-1, which the prompt
+/// continues).
 struct GenerateOptions {
   int32_t stepsPerLaunch = plan::kMaxStepsPerLaunch;
   std::function<Status(const plan::StepState &)> afterLaunch;
+  int32_t startPos = 0;
 };
 
 StatusOr<GenerateResult> generate(const plan::Plan &plan, const LaunchFn &launch,

@@ -244,6 +244,38 @@ TEST_F(CpuExecutorTest, PromptsLongerThanOneLaunchAreFedInPieces) {
   EXPECT_EQ(result->tokens[0], reference::NaiveLlama::argmax(logits));
 }
 
+TEST_F(CpuExecutorTest, APromptFromStartPosContinuesTheCache) {
+  auto lp = compileAndPack("--target rtx3050 --attention-split-context 16");
+  ASSERT_TRUE(lp);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 100; ++i)
+    prompt.push_back(3 + (i * 37) % 300);
+  CpuExecutor whole(lp, 2), split(lp, 2);
+  auto all = generate(
+      lp->plan, [&](const LaunchArgs &a) { return whole.launch(a); }, prompt, 5);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+
+  // The first 70 tokens (a full launch and a short one, nothing generated),
+  // then the rest from position 70 with the generation.
+  auto launch = [&](const LaunchArgs &a) { return split.launch(a); };
+  auto head = generate(lp->plan, launch, {prompt.begin(), prompt.begin() + 70}, 0);
+  ASSERT_TRUE(head.ok()) << head.status().message();
+  EXPECT_EQ(head->positions, 70);
+  GenerateOptions from70;
+  from70.startPos = 70;
+  auto rest = generate(lp->plan, launch, {prompt.begin() + 70, prompt.end()}, 5, from70);
+  ASSERT_TRUE(rest.ok()) << rest.status().message();
+  EXPECT_EQ(rest->tokens, all->tokens);
+  EXPECT_EQ(rest->positions, all->positions);
+
+  GenerateOptions past;
+  past.startPos = int32_t(lp->plan.model.maxContext) - 1;
+  auto over = generate(lp->plan, launch, {1, 2}, 1, past);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().message(),
+            "a prompt of 2 tokens from position 511 does not fit the plan's 512 positions");
+}
+
 TEST_F(CpuExecutorTest, BadPromptsAreRefused) {
   auto lp = compileAndPack("--target rtx3050");
   ASSERT_TRUE(lp);
