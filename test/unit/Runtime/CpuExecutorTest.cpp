@@ -224,13 +224,19 @@ TEST_F(CpuExecutorTest, ResultsDoNotDependOnThreadsOrRuns) {
   EXPECT_EQ(0, std::memcmp(four.data(), again.data(), four.size() * sizeof(float)));
 }
 
+/// `n` prompt tokens spread over the tiny model's vocabulary.
+std::vector<int32_t> spreadPrompt(int n) {
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < n; ++i)
+    prompt.push_back(3 + (i * 37) % 300);
+  return prompt;
+}
+
 TEST_F(CpuExecutorTest, PromptsLongerThanOneLaunchAreFedInPieces) {
   auto lp = compileAndPack("--target rtx3050 --attention-split-context 16");
   ASSERT_TRUE(lp);
   // 100 prompt tokens: one prompt-only launch of 64, then 36 + generation.
-  std::vector<int32_t> prompt;
-  for (int i = 0; i < 100; ++i)
-    prompt.push_back(3 + (i * 37) % 300);
+  const std::vector<int32_t> prompt = spreadPrompt(100);
   CpuExecutor exe(lp, 2);
   auto result = generate(
       lp->plan, [&](const LaunchArgs &a) { return exe.launch(a); }, prompt, 5);
@@ -247,9 +253,7 @@ TEST_F(CpuExecutorTest, PromptsLongerThanOneLaunchAreFedInPieces) {
 TEST_F(CpuExecutorTest, APromptFromStartPosContinuesTheCache) {
   auto lp = compileAndPack("--target rtx3050 --attention-split-context 16");
   ASSERT_TRUE(lp);
-  std::vector<int32_t> prompt;
-  for (int i = 0; i < 100; ++i)
-    prompt.push_back(3 + (i * 37) % 300);
+  const std::vector<int32_t> prompt = spreadPrompt(100);
   CpuExecutor whole(lp, 2), split(lp, 2);
   auto all = generate(
       lp->plan, [&](const LaunchArgs &a) { return whole.launch(a); }, prompt, 5);
