@@ -14,8 +14,10 @@
 //        x += Wdown (silu(Wgate g) * (Wup g))
 //   3. logits = Wlm (rmsnorm(x) * w_final), Wlm = embed when tied
 //
-// Everything is double and written as the formula reads; nothing is fused,
-// reordered or blocked, so this file can be checked against the math by eye.
+// Everything is computed in double and written as the formula reads; nothing
+// is fused, reordered or blocked, so this file can be checked against the math
+// by eye. The weight matrices keep the floats the callback gave (every float
+// is exact in double, so this loses nothing and halves the memory).
 //
 //===----------------------------------------------------------------------===//
 #include "NaiveLlama.h"
@@ -55,12 +57,18 @@ std::string layerName(int layer, const char *suffix) {
   return "model.layers." + std::to_string(layer) + "." + suffix;
 }
 
-std::vector<double> loadVector(const WeightFn &weights, const std::string &name,
-                               int size) {
+std::vector<float> loadValues(const WeightFn &weights, const std::string &name,
+                              size_t size) {
   std::vector<float> raw = weights(name);
-  if (raw.size() != static_cast<size_t>(size))
+  if (raw.size() != size)
     fail(name + " has " + std::to_string(raw.size()) + " values, expected " +
          std::to_string(size));
+  return raw;
+}
+
+std::vector<double> loadVector(const WeightFn &weights, const std::string &name,
+                               int size) {
+  std::vector<float> raw = loadValues(weights, name, size);
   return std::vector<double>(raw.begin(), raw.end());
 }
 
@@ -79,7 +87,7 @@ NaiveLlama::NaiveLlama(LlamaConfig config, WeightFn weights, bool bf16KvCache)
     Matrix m;
     m.rows = rows;
     m.cols = cols;
-    m.values = loadVector(weights, name, rows * cols);
+    m.values = loadValues(weights, name, size_t(rows) * cols);
     return m;
   };
 
