@@ -1,8 +1,8 @@
 //===- GpuTest.h - The fixture every GPU test starts from ------*- C++ -*-===//
 //
 // Skips the test where there is no CUDA GPU (ctest reports it as skipped),
-// reads device 0's properties, and hands out scratch folders that are removed
-// after the test.
+// reads device 0's properties, hands out scratch folders that are removed
+// after the test, and writes target files for this device.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_TEST_GPU_GPUTEST_H
@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -43,6 +44,19 @@ protected:
     std::filesystem::create_directories(d);
     scratch.push_back(d);
     return d;
+  }
+
+  /// Writes a target file for this GPU's name with `arch` and `workers` to
+  /// `path` (bandwidth 1000 GB/s: the tests compare results, not speed);
+  /// `extra` is more "key": value text for the JSON object. Returns `path`.
+  std::string writeTarget(const std::filesystem::path &path, const std::string &arch,
+                          int workers, const std::string &extra = "") {
+    std::ofstream(path) << "{\"name\": \"gpu-test\", \"gpu\": \"" << device.name
+                        << "\", \"arch\": \"" << arch << "\", \"workers\": " << workers
+                        << ", \"threads_per_worker\": " << CudaExecutor::workerThreads()
+                        << ", \"bandwidth_gbs\": 1000" << (extra.empty() ? "" : ", ") << extra
+                        << "}\n";
+    return path.string();
   }
 
   CudaDeviceInfo device;

@@ -1,12 +1,18 @@
 //===- GpuVsCpuTest.cpp - The CUDA worker against the CPU executor ---------===//
 //
-// The whole pipeline on the tiny model, for the GPU this runs on: a target
-// file with the device's SM count and arch, tic (attention split at 16, so a
-// 64-step run uses both attention forms), tipack --random --seed 3, then the
-// CPU executor (the reference) and the CUDA executor step by step from the
-// bos token. Logits must agree to 2e-3 of the largest |logit| and the greedy
-// tokens must be equal; two GPU runs must agree bit for bit; plans made for
-// another arch or more workers than SMs are refused.
+// The whole pipeline, for the GPU this runs on: a target file with the
+// device's SM count and arch, tic (attention split at 16, so that a run of
+// more than 16 steps uses both attention forms), tipack --random, then the CPU
+// executor (the reference) and the CUDA executor step by step from the bos
+// token. Logits must agree to 2e-3 of the largest |logit| and the greedy
+// tokens must be equal.
+//
+// On the tiny model (64 steps): also two GPU runs must agree bit for bit, one
+// launch of 64 steps must match the CPU, and plans made for another arch or
+// more workers than SMs are refused. On the shapes of Llama 3.2 1B (32 query
+// heads over 8 kv heads, head_dim 64, hidden 2048) and 3B (24 over 8: three
+// query heads per kv head, head_dim 128, hidden 3072), with the whole vocab
+// and FFN, 20 steps: 16 in one pass, 4 in chunks.
 //
 // The steps feed bos, then a fixed spread of tokens, not the greedy ones: with
 // random weights and tied embeddings the tiny model's greedy choice repeats
@@ -21,7 +27,7 @@
 #include "ti/Runtime/LoadedPlan.h"
 
 #include "GpuTest.h"
-#include "TinyPlan.h"
+#include "ModelPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -41,24 +47,23 @@ constexpr double kTolerance = 2e-3; // Of the largest |logit| of the step.
 
 class GpuVsCpuTest : public test::GpuTest {
 protected:
-  /// Compiles tiny.graph for a target with `arch` and `workers` and packs
-  /// random weights; returns the loaded plan (null on failure, with a test
-  /// failure recorded).
-  std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &arch, int workers) {
+  /// Compiles models/`model`.graph for a target with `arch` and `workers`
+  /// (attention split at 16, `extra` tic options) and packs random weights;
+  /// returns the loaded plan (null on failure, with a test failure recorded).
+  std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &arch, int workers,
+                                                   const std::string &model = "tiny",
+                                                   const std::string &extra = "") {
     fs::path dir = scratchDir("ti-gpu");
-    std::string target = (dir / "target.json").string();
-    std::ofstream(target) << "{\"name\": \"gpu-test\", \"gpu\": \"" << device.name
-                          << "\", \"arch\": \"" << arch << "\", \"workers\": " << workers
-                          << ", \"threads_per_worker\": 1024, \"max_registers\": 64,"
-                          << " \"bandwidth_gbs\": 1000, \"attention_split_context\": 16}\n";
-    return test::compileTinyPlan(dir / "plan",
-                                 "--target-file " + target + " --attention-split-context 16", 3);
+    std::string target = writeTarget(dir / "target.json", arch, workers);
+    return test::compileModelPlan(
+        model, dir / "plan",
+        "--target-file " + target + " --attention-split-context 16 " + extra, 3);
   }
 
-  std::shared_ptr<const LoadedPlan> devicePlan() {
-    return compileAndPack(device.arch, device.smCount);
+  std::shared_ptr<const LoadedPlan> devicePlan(const std::string &model = "tiny",
+                                               const std::string &extra = "") {
+    return compileAndPack(device.arch, device.smCount, model, extra);
   }
-
 };
 
 /// The token fed at step `pos`: bos, then a spread over the vocabulary.
@@ -76,6 +81,46 @@ LaunchArgs oneStep(int32_t pos, int32_t token) {
   a.maxNew = 1;
   a.prompt[0] = token;
   return a;
+}
+
+/// `steps` steps on the CPU (`threads` threads) and the GPU, one launch each,
+/// feeding feedToken(): every step's logits within kTolerance of the largest
+/// |logit| and the same greedy token. Records the worst relative error.
+void expectStepsMatchTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t steps,
+                            unsigned threads) {
+  auto gpu = CudaExecutor::create(lp);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  const WorkerAttributes &attr = (*gpu)->workerAttributes();
+  ::testing::Test::RecordProperty("worker_registers", attr.registers);
+  ::testing::Test::RecordProperty("worker_local_bytes", std::to_string(attr.localBytes));
+  ::testing::Test::RecordProperty("worker_blocks_per_sm", attr.blocksPerSm);
+
+  CpuExecutor cpu(lp, threads);
+  double worst = 0;
+  for (int32_t pos = 0; pos < steps; ++pos) {
+    const int32_t token = feedToken(*lp, pos);
+    auto want = cpu.launch(oneStep(pos, token));
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    auto got = (*gpu)->launch(oneStep(pos, token));
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    auto logits = (*gpu)->logits();
+    ASSERT_TRUE(logits.ok()) << logits.status().message();
+    const float *ref = cpu.logits();
+    double scale = 0, err = 0;
+    for (size_t i = 0; i < logits->size(); ++i) {
+      scale = std::max(scale, std::abs(double(ref[i])));
+      err = std::max(err, std::abs(double((*logits)[i]) - double(ref[i])));
+    }
+    worst = std::max(worst, err / scale);
+    EXPECT_LE(err, kTolerance * scale) << "step " << pos << " (context " << pos + 1 << ")";
+    EXPECT_EQ(got->steps, want->steps) << "step " << pos;
+    EXPECT_EQ(got->error, 0) << "step " << pos;
+    ASSERT_EQ(got->generated, 1) << "step " << pos;
+    EXPECT_EQ(got->tokens[0], want->tokens[0]) << "greedy token of step " << pos;
+  }
+  ::testing::Test::RecordProperty("max_relative_logit_error", std::to_string(worst));
+  std::printf("max |gpu - cpu| logit error over %d steps: %.3g of the largest |logit|\n", steps,
+              worst);
 }
 
 struct GpuRun {
@@ -107,40 +152,29 @@ GpuRun runGpu(CudaExecutor &gpu, const LoadedPlan &lp) {
 TEST_F(GpuVsCpuTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
   auto lp = devicePlan();
   ASSERT_TRUE(lp);
-  auto gpu = CudaExecutor::create(lp);
-  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
-  const WorkerAttributes &attr = (*gpu)->workerAttributes();
-  RecordProperty("worker_registers", attr.registers);
-  RecordProperty("worker_local_bytes", std::to_string(attr.localBytes));
-  RecordProperty("worker_blocks_per_sm", attr.blocksPerSm);
-
-  CpuExecutor cpu(lp, 4);
-  double worst = 0;
-  for (int32_t pos = 0; pos < kSteps; ++pos) {
-    const int32_t token = feedToken(*lp, pos);
-    auto want = cpu.launch(oneStep(pos, token));
-    ASSERT_TRUE(want.ok()) << want.status().message();
-    auto got = (*gpu)->launch(oneStep(pos, token));
-    ASSERT_TRUE(got.ok()) << got.status().message();
-    auto logits = (*gpu)->logits();
-    ASSERT_TRUE(logits.ok()) << logits.status().message();
-    const float *ref = cpu.logits();
-    double scale = 0, err = 0;
-    for (size_t i = 0; i < logits->size(); ++i) {
-      scale = std::max(scale, std::abs(double(ref[i])));
-      err = std::max(err, std::abs(double((*logits)[i]) - double(ref[i])));
-    }
-    worst = std::max(worst, err / scale);
-    EXPECT_LE(err, kTolerance * scale) << "step " << pos << " (context " << pos + 1 << ")";
-    EXPECT_EQ(got->steps, want->steps) << "step " << pos;
-    EXPECT_EQ(got->error, 0) << "step " << pos;
-    ASSERT_EQ(got->generated, 1) << "step " << pos;
-    EXPECT_EQ(got->tokens[0], want->tokens[0]) << "greedy token of step " << pos;
-  }
-  RecordProperty("max_relative_logit_error", std::to_string(worst));
-  std::printf("max |gpu - cpu| logit error over %d steps: %.3g of the largest |logit|\n", kSteps,
-              worst);
+  expectStepsMatchTheCpu(lp, kSteps, 4);
 }
+
+/// The shapes of real models with random weights: the 1B's four query heads
+/// per kv head and head_dim 64, the 3B's three and head_dim 128, their FFN
+/// and the whole vocabulary. 64 cached positions keep the arena small; 20
+/// steps run 16 in one pass and 4 in chunks.
+class GpuVsCpuModelTest : public GpuVsCpuTest,
+                          public ::testing::WithParamInterface<const char *> {};
+
+TEST_P(GpuVsCpuModelTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
+  auto lp = devicePlan(GetParam(), "--max-context 64");
+  ASSERT_TRUE(lp);
+  ASSERT_GT(lp->plan.attention.chunks, 1u);
+  expectStepsMatchTheCpu(lp, 20, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Llama, GpuVsCpuModelTest, ::testing::Values("llama32-1b", "llama32-3b"),
+                         [](const auto &info) {
+                           std::string name = info.param;
+                           name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+                           return name;
+                         });
 
 TEST_F(GpuVsCpuTest, TwoRunsAreBitIdentical) {
   auto lp = devicePlan();

@@ -14,7 +14,7 @@
 #include "ti/Runtime/LoadedPlan.h"
 
 #include "GpuTest.h"
-#include "TinyPlan.h"
+#include "ModelPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -37,12 +37,8 @@ protected:
   /// its target, with random weights (null on failure, recorded).
   std::shared_ptr<const LoadedPlan> planFor(const std::string &fingerprint) {
     const fs::path stem = scratchDir("ti-probe") / fingerprint;
-    const std::string target = stem.string() + ".json";
-    std::ofstream(target) << "{\"name\": \"probe-test\", \"gpu\": \"" << device.name
-                          << "\", \"arch\": \"" << device.arch << "\", \"workers\": 4,"
-                          << " \"threads_per_worker\": " << CudaExecutor::workerThreads()
-                          << ", \"bandwidth_gbs\": 1000, \"worker_fingerprint\": \"" << fingerprint
-                          << "\"}\n";
+    const std::string target = writeTarget(stem.string() + ".json", device.arch, 4,
+                                           "\"worker_fingerprint\": \"" + fingerprint + "\"");
     return test::compileTinyPlan(stem, "--target-file " + target, 1);
   }
 };

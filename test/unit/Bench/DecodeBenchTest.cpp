@@ -10,7 +10,7 @@
 #include "ti/Bench/DecodeBench.h"
 #include "ti/Runtime/CpuExecutor.h"
 
-#include "TinyPlan.h"
+#include "ModelPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-//===- TinyPlan.cpp - The tiny model compiled and packed, for tests -------===//
-#include "TinyPlan.h"
+//===- ModelPlan.cpp - A model compiled and packed, for tests -------------===//
+#include "ModelPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -7,11 +7,12 @@
 
 namespace ti::test {
 
-std::shared_ptr<const LoadedPlan> compileTinyPlan(const std::filesystem::path &stem,
-                                                  const std::string &ticOptions, uint64_t seed) {
+std::shared_ptr<const LoadedPlan> compileModelPlan(const std::string &model,
+                                                   const std::filesystem::path &stem,
+                                                   const std::string &ticOptions, uint64_t seed) {
   const std::string plan = stem.string() + ".fb", weights = stem.string() + ".bin";
-  const std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR +
-                          "/models/tiny.graph " + ticOptions + " -o " + plan;
+  const std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR + "/models/" + model +
+                          ".graph " + ticOptions + " -o " + plan;
   const std::string tipack = std::string(TI_TOOLS_DIR "/tipack ") + plan + " --random --seed " +
                              std::to_string(seed) + " -q -o " + weights;
   for (const std::string &command : {tic, tipack})

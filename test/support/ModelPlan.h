@@ -1,0 +1,38 @@
+//===- ModelPlan.h - A model compiled and packed, for tests -----*- C++ -*-===//
+//
+// Tests that run a real plan compile a graph of models/ with the built tic,
+// pack random weights with the built tipack and load both, as a user would.
+// One function for all of them; each test chooses the model, tic's options (a
+// target file, an attention split) and the weights' seed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_TEST_SUPPORT_MODELPLAN_H
+#define TI_TEST_SUPPORT_MODELPLAN_H
+
+#include "ti/Runtime/LoadedPlan.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace ti::test {
+
+/// Compiles models/`model`.graph with `ticOptions` into `stem`.fb, packs
+/// random weights of `seed` into `stem`.bin and loads them. Null on failure,
+/// with a test failure recorded (ADD_FAILURE) that names the command or the
+/// load error.
+std::shared_ptr<const LoadedPlan> compileModelPlan(const std::string &model,
+                                                   const std::filesystem::path &stem,
+                                                   const std::string &ticOptions, uint64_t seed);
+
+/// The same for models/tiny.graph.
+inline std::shared_ptr<const LoadedPlan> compileTinyPlan(const std::filesystem::path &stem,
+                                                         const std::string &ticOptions,
+                                                         uint64_t seed) {
+  return compileModelPlan("tiny", stem, ticOptions, seed);
+}
+
+} // namespace ti::test
+
+#endif // TI_TEST_SUPPORT_MODELPLAN_H
