@@ -19,10 +19,10 @@ if [ "${TI_SKIP_ASAN:-0}" != 1 ]; then
     cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTI_ENABLE_CUDA=OFF \
       -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
   fi
-  cmake --build "$asan" --target tic tipack tirun TiPlanTests TiRuntimeTests
+  cmake --build "$asan" --target tic tipack tirun TiPlanTests TiWeightsTests
   echo "== sanitizer pass: loaders and fault tests"
   "$asan/bin/TiPlanTests" --gtest_brief=1 --gtest_filter='PlanFile*:PlanVerifier*'
-  "$asan/bin/TiRuntimeTests" --gtest_brief=1 --gtest_filter='SafeTensors*:WeightsFile*:Packer*'
+  "$asan/bin/TiWeightsTests" --gtest_brief=1 --gtest_filter='SafeTensors*:WeightsFile*:Packer*'
   python3 /usr/lib/llvm-14/build/utils/lit/lit.py -sv "$asan/test" --filter 'tirun/|tic/plan/round-trip'
 fi
 

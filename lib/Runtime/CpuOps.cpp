@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "CpuOps.h"
 
-#include "ti/Runtime/Bf16.h"
+#include "ti/Support/Bf16.h"
 
 #include <algorithm>
 #include <cmath>

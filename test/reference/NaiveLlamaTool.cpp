@@ -21,7 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "NaiveLlama.h"
 
-#include "ti/Runtime/RandomWeights.h"
+#include "ti/Weights/RandomWeights.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/PlanFile.h"
 #include "ti/Plan/PlanVerifier.h"
-#include "ti/Runtime/Packer.h"
+#include "ti/Weights/Packer.h"
 
 #include <CLI/CLI.hpp>
 

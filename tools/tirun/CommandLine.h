@@ -8,7 +8,7 @@
 #ifndef TI_TOOLS_TIRUN_COMMANDLINE_H
 #define TI_TOOLS_TIRUN_COMMANDLINE_H
 
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 
 #include <CLI/CLI.hpp>
 

@@ -18,7 +18,7 @@
 #define TI_BENCH_DECODEBENCH_H
 
 #include "ti/Plan/Plan.h"
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 #include "ti/Runtime/Generate.h"
 
 #include <cstdint>

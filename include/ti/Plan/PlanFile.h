@@ -17,7 +17,7 @@
 #define TI_PLAN_PLANFILE_H
 
 #include "ti/Plan/Plan.h"
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 
 #include <cstddef>
 #include <string>

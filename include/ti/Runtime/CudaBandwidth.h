@@ -10,7 +10,7 @@
 #ifndef TI_RUNTIME_CUDABANDWIDTH_H
 #define TI_RUNTIME_CUDABANDWIDTH_H
 
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 
 #include <cstddef>
 #include <cstdint>

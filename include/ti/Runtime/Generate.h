@@ -10,7 +10,7 @@
 #define TI_RUNTIME_GENERATE_H
 
 #include "ti/Plan/Plan.h"
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 #include "ti/Runtime/Launch.h"
 
 #include <cstdint>

@@ -14,9 +14,9 @@
 #define TI_RUNTIME_LOADEDPLAN_H
 
 #include "ti/Plan/Plan.h"
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 #include "ti/Runtime/Select.h"
-#include "ti/Runtime/WeightsFile.h"
+#include "ti/Weights/WeightsFile.h"
 
 #include <memory>
 #include <string>

@@ -13,7 +13,7 @@
 #ifndef TI_TARGET_TARGET_H
 #define TI_TARGET_TARGET_H
 
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 
 #include <cstdint>
 #include <string>

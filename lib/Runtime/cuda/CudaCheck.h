@@ -10,7 +10,7 @@
 #ifndef TI_LIB_RUNTIME_CUDA_CUDACHECK_H
 #define TI_LIB_RUNTIME_CUDA_CUDACHECK_H
 
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 
 #include <cuda_runtime.h>
 

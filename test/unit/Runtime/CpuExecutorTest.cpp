@@ -11,11 +11,11 @@
 #include "NaiveLlama.h"
 
 #include "ti/Plan/PlanFile.h"
-#include "ti/Runtime/Bf16.h"
+#include "ti/Support/Bf16.h"
 #include "ti/Runtime/CpuExecutor.h"
 #include "ti/Runtime/Generate.h"
-#include "ti/Runtime/Packer.h"
-#include "ti/Runtime/RandomWeights.h"
+#include "ti/Weights/Packer.h"
+#include "ti/Weights/RandomWeights.h"
 
 #include <gtest/gtest.h>
 

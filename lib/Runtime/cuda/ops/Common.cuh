@@ -1,7 +1,7 @@
 //===- Common.cuh - What every op family uses -------------------*- CUDA -*-===//
 //
 // The step's facts, arena access, bf16 conversions (bit for bit those of
-// ti/Runtime/Bf16.h), and reductions in a fixed order: a warp adds by an xor
+// ti/Support/Bf16.h), and reductions in a fixed order: a warp adds by an xor
 // butterfly (every lane ends with the same value, since each level adds the
 // same two numbers in either order), a block then adds its warps' results in
 // warp order. The order depends only on the block size, so every run gives the

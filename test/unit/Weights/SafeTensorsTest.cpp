@@ -6,7 +6,7 @@
 // bytes never crash the reader nor let it read outside the file.
 //
 //===----------------------------------------------------------------------===//
-#include "ti/Runtime/SafeTensors.h"
+#include "ti/Weights/SafeTensors.h"
 
 #include <gtest/gtest.h>
 

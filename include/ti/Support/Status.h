@@ -5,8 +5,8 @@
 // value or the reason there is none.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TI_PLAN_STATUS_H
-#define TI_PLAN_STATUS_H
+#ifndef TI_SUPPORT_STATUS_H
+#define TI_SUPPORT_STATUS_H
 
 #include <cassert>
 #include <optional>
@@ -50,4 +50,4 @@ private:
 
 } // namespace ti
 
-#endif // TI_PLAN_STATUS_H
+#endif // TI_SUPPORT_STATUS_H

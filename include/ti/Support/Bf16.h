@@ -8,8 +8,8 @@
 // All functions are pure and thread-safe.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TI_RUNTIME_BF16_H
-#define TI_RUNTIME_BF16_H
+#ifndef TI_SUPPORT_BF16_H
+#define TI_SUPPORT_BF16_H
 
 #include <bit>
 #include <cstdint>
@@ -62,4 +62,4 @@ inline float halfToFloat(uint16_t h) {
 
 } // namespace ti
 
-#endif // TI_RUNTIME_BF16_H
+#endif // TI_SUPPORT_BF16_H

@@ -17,10 +17,10 @@
 // be called from several threads at once. The writers are not thread-safe.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TI_RUNTIME_SAFETENSORS_H
-#define TI_RUNTIME_SAFETENSORS_H
+#ifndef TI_WEIGHTS_SAFETENSORS_H
+#define TI_WEIGHTS_SAFETENSORS_H
 
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 #include "ti/Support/AtomicFile.h"
 
 #include <cstdint>
@@ -131,4 +131,4 @@ Status writeSafeTensorsIndex(const std::string &path,
 
 } // namespace ti
 
-#endif // TI_RUNTIME_SAFETENSORS_H
+#endif // TI_WEIGHTS_SAFETENSORS_H

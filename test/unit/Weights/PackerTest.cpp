@@ -9,13 +9,13 @@
 // Bf16.h on chosen bit patterns and the synthetic weights' function.
 //
 //===----------------------------------------------------------------------===//
-#include "ti/Runtime/Packer.h"
+#include "ti/Weights/Packer.h"
 
 #include "ti/Plan/PlanFile.h"
-#include "ti/Runtime/Bf16.h"
-#include "ti/Runtime/RandomWeights.h"
-#include "ti/Runtime/SafeTensors.h"
-#include "ti/Runtime/WeightsFile.h"
+#include "ti/Support/Bf16.h"
+#include "ti/Weights/RandomWeights.h"
+#include "ti/Weights/SafeTensors.h"
+#include "ti/Weights/WeightsFile.h"
 
 #include <gtest/gtest.h>
 

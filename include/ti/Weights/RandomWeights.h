@@ -25,8 +25,8 @@
 // All functions are pure and thread-safe.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TI_RUNTIME_RANDOMWEIGHTS_H
-#define TI_RUNTIME_RANDOMWEIGHTS_H
+#ifndef TI_WEIGHTS_RANDOMWEIGHTS_H
+#define TI_WEIGHTS_RANDOMWEIGHTS_H
 
 #include <cstddef>
 #include <cstdint>
@@ -55,4 +55,4 @@ void randomWeightsKeyed(uint64_t key, unsigned rank, uint64_t first, size_t coun
 
 } // namespace ti
 
-#endif // TI_RUNTIME_RANDOMWEIGHTS_H
+#endif // TI_WEIGHTS_RANDOMWEIGHTS_H

@@ -15,11 +15,11 @@
 // outputs; it starts and joins its own threads.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TI_RUNTIME_PACKER_H
-#define TI_RUNTIME_PACKER_H
+#ifndef TI_WEIGHTS_PACKER_H
+#define TI_WEIGHTS_PACKER_H
 
 #include "ti/Plan/Plan.h"
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -59,4 +59,4 @@ Status packWeights(const plan::Plan &plan, const PackOptions &opts, const std::s
 
 } // namespace ti
 
-#endif // TI_RUNTIME_PACKER_H
+#endif // TI_WEIGHTS_PACKER_H

@@ -26,11 +26,11 @@
 // pointer is valid while the object lives. Safe to read from several threads.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TI_RUNTIME_WEIGHTSFILE_H
-#define TI_RUNTIME_WEIGHTSFILE_H
+#ifndef TI_WEIGHTS_WEIGHTSFILE_H
+#define TI_WEIGHTS_WEIGHTSFILE_H
 
 #include "ti/Plan/Plan.h"
-#include "ti/Plan/Status.h"
+#include "ti/Support/Status.h"
 
 #include <cstdint>
 #include <memory>
@@ -91,4 +91,4 @@ private:
 
 } // namespace ti
 
-#endif // TI_RUNTIME_WEIGHTSFILE_H
+#endif // TI_WEIGHTS_WEIGHTSFILE_H

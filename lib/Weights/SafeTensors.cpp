@@ -15,7 +15,7 @@
 //      lie inside its file, so read() needs only its own range check.
 //
 //===----------------------------------------------------------------------===//
-#include "ti/Runtime/SafeTensors.h"
+#include "ti/Weights/SafeTensors.h"
 
 #include <nlohmann/json.hpp>
 

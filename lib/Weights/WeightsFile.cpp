@@ -16,7 +16,7 @@
 // file packed for another plan), then the data size and the table.
 //
 //===----------------------------------------------------------------------===//
-#include "ti/Runtime/WeightsFile.h"
+#include "ti/Weights/WeightsFile.h"
 
 #include <algorithm>
 #include <bit>

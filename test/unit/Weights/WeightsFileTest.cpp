@@ -7,11 +7,11 @@
 // mapping (run under AddressSanitizer too).
 //
 //===----------------------------------------------------------------------===//
-#include "ti/Runtime/WeightsFile.h"
+#include "ti/Weights/WeightsFile.h"
 
-#include "ti/Runtime/Bf16.h"
-#include "ti/Runtime/Packer.h"
-#include "ti/Runtime/RandomWeights.h"
+#include "ti/Support/Bf16.h"
+#include "ti/Weights/Packer.h"
+#include "ti/Weights/RandomWeights.h"
 
 #include <gtest/gtest.h>
 

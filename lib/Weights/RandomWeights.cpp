@@ -14,7 +14,7 @@
 //    runtime is up and crashes an instrumented binary at load.
 //
 //===----------------------------------------------------------------------===//
-#include "ti/Runtime/RandomWeights.h"
+#include "ti/Weights/RandomWeights.h"
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF

@@ -30,12 +30,12 @@
 //    file.
 //
 //===----------------------------------------------------------------------===//
-#include "ti/Runtime/Packer.h"
+#include "ti/Weights/Packer.h"
 
-#include "ti/Runtime/Bf16.h"
-#include "ti/Runtime/RandomWeights.h"
-#include "ti/Runtime/SafeTensors.h"
-#include "ti/Runtime/WeightsFile.h"
+#include "ti/Support/Bf16.h"
+#include "ti/Weights/RandomWeights.h"
+#include "ti/Weights/SafeTensors.h"
+#include "ti/Weights/WeightsFile.h"
 #include "ti/Support/AtomicFile.h"
 
 #include <nlohmann/json.hpp>
