@@ -50,9 +50,6 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
-/// Checks launch arguments against a plan: one line per problem.
-Status checkLaunchArgs(const LaunchArgs &args, const plan::Plan &plan);
-
 } // namespace ti
 
 #endif // TI_RUNTIME_CPUEXECUTOR_H

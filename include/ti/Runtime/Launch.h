@@ -25,10 +25,15 @@
 #define TI_RUNTIME_LAUNCH_H
 
 #include "ti/Plan/TaskRecord.h"
+#include "ti/Support/Status.h"
 
 #include <cstdint>
 
 namespace ti {
+
+namespace plan {
+struct Plan;
+}
 
 struct LaunchArgs {
   int32_t startPos = 0;  // Position of step 0.
@@ -37,6 +42,10 @@ struct LaunchArgs {
   int32_t maxNew = 0;    // Tokens to generate at most; 0: feed the prompt only.
   int32_t prompt[plan::kMaxStepsPerLaunch] = {};
 };
+
+/// Checks launch arguments against a plan, as both executors do before they
+/// launch: one line on the first problem.
+Status checkLaunchArgs(const LaunchArgs &args, const plan::Plan &plan);
 
 } // namespace ti
 

@@ -22,7 +22,7 @@
 #include "KernelArgs.h"
 #include "WorkerMachineCode.h"
 
-#include "ti/Runtime/CpuExecutor.h"
+#include "ti/Runtime/Launch.h"
 
 #include <cuda_runtime.h>
 
