@@ -1,8 +1,9 @@
 //===- PassManager.h - Runs a pipeline of passes ----------------*- C++ -*-===//
 //
 // Runs passes in order; after each one it can print the module
-// (--print-after=NAME, --print-after-all) and check it (--verify-each, on by
-// default in debug builds). Stops at the first pass that fails.
+// (--print-after=NAME, --print-after-all) and check it with verifyModule
+// (ti/IR/TaskIRVerifier.h; --verify-each, on by default in debug builds).
+// Stops at the first pass that fails.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_PASSES_PASSMANAGER_H
@@ -42,10 +43,6 @@ private:
 #endif
   llvm::raw_ostream *printOS = &llvm::errs();
 };
-
-/// Structural checks of a module between passes: slices inside their buffers,
-/// tasks inside their stage's units and disjoint, workers in range.
-[[nodiscard]] bool verifyModule(const tir::Module &module, DiagnosticEngine &diags);
 
 } // namespace ti
 
