@@ -18,9 +18,9 @@ using namespace ti::tir;
 
 namespace {
 
-class Builder {
+class PlanBuilder {
 public:
-  Builder(const Module &m, DiagnosticEngine &diags) : m(m), diags(diags) {}
+  PlanBuilder(const Module &m, DiagnosticEngine &diags) : m(m), diags(diags) {}
   std::optional<plan::Plan> build();
 
 private:
@@ -49,7 +49,7 @@ private:
 
 } // namespace
 
-bool Builder::modelInfo() {
+bool PlanBuilder::modelInfo() {
   const Graph &g = *m.graph;
   plan::ModelInfo &info = p.model;
   info.name = g.name;
@@ -96,7 +96,7 @@ bool Builder::modelInfo() {
   return true;
 }
 
-bool Builder::emitStage(const Stage &s, uint16_t wave) {
+bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
   for (const Task &t : s.tasks) {
     plan::TaskRecord r{};
     r.wave = wave;
@@ -212,7 +212,7 @@ bool Builder::emitStage(const Stage &s, uint16_t wave) {
   return true;
 }
 
-std::optional<plan::Plan> Builder::build() {
+std::optional<plan::Plan> PlanBuilder::build() {
   if (m.packed.empty() && m.arenaBytes == 0) {
     diags.error(llvm::SMLoc(), "the module has no layout: run the whole pipeline before codegen");
     return std::nullopt;
@@ -252,5 +252,5 @@ std::optional<plan::Plan> Builder::build() {
 }
 
 std::optional<plan::Plan> ti::buildPlan(const Module &module, DiagnosticEngine &diags) {
-  return Builder(module, diags).build();
+  return PlanBuilder(module, diags).build();
 }

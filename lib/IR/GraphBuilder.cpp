@@ -67,9 +67,9 @@ struct Scope {
   std::string suffix; // ".3" for layer 3; ".3.1" in a nested loop.
 };
 
-class Builder {
+class GraphIRBuilder {
 public:
-  Builder(DiagnosticEngine &diags) : diags(diags) {}
+  GraphIRBuilder(DiagnosticEngine &diags) : diags(diags) {}
   std::optional<Graph> build(const GraphAST &ast);
 
 private:
@@ -106,7 +106,7 @@ private:
 
 } // namespace
 
-const Binding *Builder::lookup(llvm::StringRef name) const {
+const Binding *GraphIRBuilder::lookup(llvm::StringRef name) const {
   for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
     auto found = it->names.find(name);
     if (found != it->names.end())
@@ -115,7 +115,7 @@ const Binding *Builder::lookup(llvm::StringRef name) const {
   return nullptr;
 }
 
-bool Builder::define(llvm::StringRef name, llvm::SMLoc loc, Binding binding) {
+bool GraphIRBuilder::define(llvm::StringRef name, llvm::SMLoc loc, Binding binding) {
   if (const Binding *previous = lookup(name)) {
     bool sameScope = scopes.back().names.count(name);
     diags.error(loc, "'" + name + "' is already defined" +
@@ -132,12 +132,12 @@ bool Builder::define(llvm::StringRef name, llvm::SMLoc loc, Binding binding) {
   return true;
 }
 
-void Builder::definePoison(llvm::StringRef name, llvm::SMLoc loc) {
+void GraphIRBuilder::definePoison(llvm::StringRef name, llvm::SMLoc loc) {
   if (!lookup(name))
     scopes.back().names.try_emplace(name, Binding::Kind::Poison, 0, 0, loc);
 }
 
-bool Builder::defineValue(llvm::StringRef name, llvm::SMLoc loc, Binding binding) {
+bool GraphIRBuilder::defineValue(llvm::StringRef name, llvm::SMLoc loc, Binding binding) {
   Scope &current = scopes.back();
   Binding *outer = nullptr;
   for (auto it = scopes.rbegin() + 1; it < scopes.rend() && !outer; ++it) {
@@ -161,7 +161,7 @@ bool Builder::defineValue(llvm::StringRef name, llvm::SMLoc loc, Binding binding
   return true;
 }
 
-std::optional<Number> Builder::eval(const Expr &e) {
+std::optional<Number> GraphIRBuilder::eval(const Expr &e) {
   switch (e.kind) {
   case Expr::Kind::Integer:
     return Number{true, llvm::cast<IntegerExpr>(e).value, 0};
@@ -259,7 +259,7 @@ std::optional<Number> Builder::eval(const Expr &e) {
   return std::nullopt;
 }
 
-std::optional<AttrValue> Builder::evalAttr(const Expr &e) {
+std::optional<AttrValue> GraphIRBuilder::evalAttr(const Expr &e) {
   if (const auto *s = llvm::dyn_cast<StringExpr>(&e))
     return AttrValue::ofString(s->value);
   if (const auto *list = llvm::dyn_cast<ListExpr>(&e)) {
@@ -282,7 +282,7 @@ std::optional<AttrValue> Builder::evalAttr(const Expr &e) {
   return v->isInt ? AttrValue::ofInt(v->i) : AttrValue::ofFloat(v->f);
 }
 
-std::optional<TensorType> Builder::evalType(const TypeExpr &t) {
+std::optional<TensorType> GraphIRBuilder::evalType(const TypeExpr &t) {
   TensorType type;
   auto dtype = parseDType(t.dtype);
   bool ok = true;
@@ -312,7 +312,7 @@ std::optional<TensorType> Builder::evalType(const TypeExpr &t) {
 
 /// Replaces each `{name}` in a weight's checkpoint name by the integer it
 /// denotes (a loop variable, usually; a dim also works).
-std::optional<std::string> Builder::substitute(const WeightStmt &s) {
+std::optional<std::string> GraphIRBuilder::substitute(const WeightStmt &s) {
   std::string out;
   llvm::StringRef text = s.source;
   const char *base = s.sourceLoc.getPointer() + 1; // After the opening quote.
@@ -347,7 +347,7 @@ std::optional<std::string> Builder::substitute(const WeightStmt &s) {
   return out;
 }
 
-void Builder::buildDim(const DimStmt &s) {
+void GraphIRBuilder::buildDim(const DimStmt &s) {
   auto v = eval(*s.value);
   if (!v)
     return definePoison(s.name, s.nameLoc);
@@ -359,7 +359,7 @@ void Builder::buildDim(const DimStmt &s) {
     graph.dims.emplace_back(s.name, v->i);
 }
 
-void Builder::buildAttr(const AttrStmt &s) {
+void GraphIRBuilder::buildAttr(const AttrStmt &s) {
   auto v = evalAttr(*s.value);
   if (!v)
     return definePoison(s.name, s.nameLoc);
@@ -368,7 +368,7 @@ void Builder::buildAttr(const AttrStmt &s) {
     graph.attrs.push_back(NamedAttr{s.name, std::move(*v), s.nameLoc});
 }
 
-void Builder::buildInput(const InputStmt &s) {
+void GraphIRBuilder::buildInput(const InputStmt &s) {
   auto type = evalType(s.type);
   if (!type)
     return definePoison(s.name, s.nameLoc);
@@ -379,7 +379,7 @@ void Builder::buildInput(const InputStmt &s) {
   graph.inputs.push_back(index);
 }
 
-void Builder::buildWeight(const WeightStmt &s) {
+void GraphIRBuilder::buildWeight(const WeightStmt &s) {
   auto type = evalType(s.type);
   auto checkpoint = substitute(s);
   if (!type || !checkpoint)
@@ -405,7 +405,7 @@ void Builder::buildWeight(const WeightStmt &s) {
       Weight{s.name + scopes.back().suffix, *checkpoint, *type, currentLayer, s.nameLoc});
 }
 
-void Builder::buildAssign(const AssignStmt &s) {
+void GraphIRBuilder::buildAssign(const AssignStmt &s) {
   auto poison = [&] { defineValue(s.name, s.loc, Binding{Binding::Kind::Poison}); };
   auto kind = parseOpKind(s.op);
   if (!kind) {
@@ -491,7 +491,7 @@ void Builder::buildAssign(const AssignStmt &s) {
   graph.ops.push_back(std::move(op));
 }
 
-void Builder::buildFor(const ForStmt &s) {
+void GraphIRBuilder::buildFor(const ForStmt &s) {
   auto begin = eval(*s.begin);
   auto end = eval(*s.end);
   if (!begin || !end)
@@ -525,7 +525,7 @@ void Builder::buildFor(const ForStmt &s) {
     currentLayer = -1;
 }
 
-void Builder::buildOutput(const OutputStmt &s) {
+void GraphIRBuilder::buildOutput(const OutputStmt &s) {
   for (const OutputStmt::Name &n : s.names) {
     const Binding *b = lookup(n.name);
     if (!b) {
@@ -547,7 +547,7 @@ void Builder::buildOutput(const OutputStmt &s) {
   }
 }
 
-void Builder::buildBody(const std::vector<StmtPtr> &body) {
+void GraphIRBuilder::buildBody(const std::vector<StmtPtr> &body) {
   for (const StmtPtr &stmt : body) {
     switch (stmt->kind) {
     case Stmt::Kind::Dim: buildDim(llvm::cast<DimStmt>(*stmt)); break;
@@ -561,7 +561,7 @@ void Builder::buildBody(const std::vector<StmtPtr> &body) {
   }
 }
 
-std::optional<Graph> Builder::build(const GraphAST &ast) {
+std::optional<Graph> GraphIRBuilder::build(const GraphAST &ast) {
   graph.name = ast.name;
   scopes.emplace_back();
   buildBody(ast.body);
@@ -591,5 +591,5 @@ std::optional<Graph> Builder::build(const GraphAST &ast) {
 }
 
 std::optional<Graph> ti::buildGraph(const GraphAST &ast, DiagnosticEngine &diags) {
-  return Builder(diags).build(ast);
+  return GraphIRBuilder(diags).build(ast);
 }

@@ -71,22 +71,22 @@ TI_SAME_ENUM(BarrierKind, GridIfLong)
 //===----------------------------------------------------------------------===//
 
 namespace {
-using Builder = flatbuffers::FlatBufferBuilder;
+using FbBuilder = flatbuffers::FlatBufferBuilder;
 template <typename T> using Offset = flatbuffers::Offset<T>;
 
-Offset<fb::ModelInfo> writeModel(Builder &b, const ModelInfo &m) {
+Offset<fb::ModelInfo> writeModel(FbBuilder &b, const ModelInfo &m) {
   return fb::CreateModelInfo(b, b.CreateString(m.name), m.vocab, m.hidden, m.ffn, m.layers, m.heads,
                              m.kvHeads, m.headDim, m.maxContext, m.bos, b.CreateVector(m.eos),
                              m.rmsEps);
 }
 
-Offset<fb::TargetInfo> writeTarget(Builder &b, const TargetInfo &t) {
+Offset<fb::TargetInfo> writeTarget(FbBuilder &b, const TargetInfo &t) {
   return fb::CreateTargetInfo(b, b.CreateString(t.name), b.CreateString(t.arch), t.workers,
                               t.threadsPerWorker, t.maxRegisters, t.bandwidthGBs,
                               b.CreateString(t.workerFingerprint));
 }
 
-Offset<fb::PackedTensor> writeTensor(Builder &b, const PackedTensor &t) {
+Offset<fb::PackedTensor> writeTensor(FbBuilder &b, const PackedTensor &t) {
   std::vector<Offset<fb::WeightSegment>> segments;
   for (const WeightSegment &s : t.segments)
     segments.push_back(fb::CreateWeightSegment(b, b.CreateString(s.checkpoint),
@@ -98,7 +98,7 @@ Offset<fb::PackedTensor> writeTensor(Builder &b, const PackedTensor &t) {
 } // namespace
 
 std::string ti::plan::serializePlan(const Plan &plan) {
-  Builder b(16 * 1024);
+  FbBuilder b(16 * 1024);
   // The task array goes first, so it ends the file (a FlatBuffer is built back
   // to front) and its last byte is the file's: then every truncation cuts into
   // an object the verifier checks, and no truncated file reads as whole. The

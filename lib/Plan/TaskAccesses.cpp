@@ -29,9 +29,10 @@ uint64_t mul(uint64_t a, uint64_t b) {
 
 /// Appends the accesses of one task; the helpers name the buffer kinds each
 /// operand may live in, which the verifier checks.
-class Builder {
+class AccessListBuilder {
 public:
-  Builder(const Plan &plan, const TaskRecord &task, StepMode mode, std::vector<Access> &out)
+  AccessListBuilder(const Plan &plan, const TaskRecord &task, StepMode mode,
+                    std::vector<Access> &out)
       : plan(plan), t(task), isLong(mode == StepMode::Long), out(out) {}
 
   void run();
@@ -83,7 +84,7 @@ private:
   std::vector<Access> &out;
 };
 
-void Builder::selectToken() {
+void AccessListBuilder::selectToken() {
   plain(Operand::In0, false, t.in[0], mul(t.aux[0], sizeof(Candidate)), BufferKind::Candidates);
   plain(Operand::In1, false, t.in[1], 4 * kMaxStepsPerLaunch, BufferKind::Prompt);
   plain(Operand::Out0, true, add(t.out[0], 4ull * t.worker), 4, BufferKind::TokenSlots);
@@ -91,7 +92,7 @@ void Builder::selectToken() {
     plain(Operand::Out1, true, t.out[1], sizeof(StepState), BufferKind::StepState);
 }
 
-void Builder::embed() {
+void AccessListBuilder::embed() {
   // The row read depends on the token: the whole table is the access.
   weights(Operand::Weight, t.weight, mul(mul(t.aux[1], t.aux[0]), 2));
   plain(Operand::In0, false, add(t.in[0], 4ull * t.worker), 4, BufferKind::TokenSlots);
@@ -99,7 +100,7 @@ void Builder::embed() {
         BufferKind::Activation);
 }
 
-void Builder::gemv(bool lmHead) {
+void AccessListBuilder::gemv(bool lmHead) {
   uint64_t k = t.aux[0], rows = t.rowEnd - t.rowBegin;
   weights(Operand::Weight, t.weight, mul(mul(rows, k), 2));
   if (t.norm != kNone)
@@ -126,7 +127,7 @@ void Builder::gemv(bool lmHead) {
   }
 }
 
-void Builder::attention(bool values) {
+void AccessListBuilder::attention(bool values) {
   const ModelInfo &m = plan.model;
   uint64_t d = m.headDim, heads = m.heads, g = t.aux[0];
   uint64_t group = heads / m.kvHeads; // G
@@ -194,7 +195,7 @@ void Builder::attention(bool values) {
   plain(Operand::Out0, true, statsOf(c), group * 8, BufferKind::AttentionWorkspace);
 }
 
-void Builder::ffnPartial() {
+void AccessListBuilder::ffnPartial() {
   uint64_t h = t.aux[0], n = t.rowEnd - t.rowBegin;
   weights(Operand::Weight, t.weight, mul(mul(3 * n, h), 2));
   weights(Operand::Norm, t.norm, mul(h, 2));
@@ -203,7 +204,7 @@ void Builder::ffnPartial() {
         BufferKind::Partials);
 }
 
-void Builder::reduceResidual() {
+void AccessListBuilder::reduceResidual() {
   uint64_t h = t.aux[0], rows = t.rowEnd - t.rowBegin;
   for (uint64_t p = 0; p < t.aux[1]; ++p)
     plain(Operand::In0, false, add(t.in[0], mul(add(mul(p, h), t.rowBegin), 4)), 4 * rows,
@@ -212,7 +213,7 @@ void Builder::reduceResidual() {
   plain(Operand::Out0, true, add(t.out[0], 4ull * t.rowBegin), 4 * rows, BufferKind::Activation);
 }
 
-void Builder::run() {
+void AccessListBuilder::run() {
   switch (static_cast<Opcode>(t.opcode)) {
   case Opcode::Nop: return;
   case Opcode::SelectToken: return selectToken();
@@ -259,5 +260,5 @@ uint64_t Access::extentEnd() const {
 
 void ti::plan::appendTaskAccesses(const Plan &plan, const TaskRecord &task, StepMode mode,
                                   std::vector<Access> &out) {
-  Builder(plan, task, mode, out).run();
+  AccessListBuilder(plan, task, mode, out).run();
 }
