@@ -16,7 +16,7 @@ std::vector<int32_t> standardSequence(const plan::ModelInfo &model, size_t lengt
   return tokens;
 }
 
-Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_t context,
+Status fillContext(const plan::Plan &plan, Executor &executor, int32_t context,
                    int32_t from) {
   if (context < 0 || uint64_t(context) + 1 > plan.model.maxContext)
     return Status::error("context " + std::to_string(context) + " cannot be measured: the plan " +
@@ -29,7 +29,7 @@ Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_
   const std::vector<int32_t> tokens = standardSequence(plan.model, size_t(context));
   GenerateOptions options;
   options.startPos = from;
-  auto filled = generate(plan, executor.launch,
+  auto filled = generate(plan, executor,
                          std::vector<int32_t>(tokens.begin() + from, tokens.end()), 0, options);
   if (!filled)
     return filled.status();
@@ -49,12 +49,17 @@ LaunchArgs measuredStep(const plan::Plan &plan, int32_t context) {
   return step;
 }
 
-StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, const BenchExecutor &executor,
+StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, Executor &executor,
                                         int32_t context, int repetitions) {
   const LaunchArgs step = measuredStep(plan, context);
   std::vector<double> ms;
   for (int r = 0; r < repetitions; ++r) {
-    auto t = executor.timedLaunch(step);
+    auto state = executor.launch(step);
+    if (!state)
+      return state.status();
+    if (state->error)
+      return Status::error("the step produced non-finite logits");
+    auto t = executor.lastLaunchMilliseconds();
     if (!t)
       return t.status();
     ms.push_back(*t);
@@ -71,11 +76,11 @@ std::vector<int32_t> generationPrompt(const plan::Plan &plan) {
 
 } // namespace
 
-StatusOr<GenerationRun> timeGeneration(const plan::Plan &plan, const BenchExecutor &executor,
+StatusOr<GenerationRun> timeGeneration(const plan::Plan &plan, Executor &executor,
                                        int32_t count) {
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
-  auto result = generate(plan, executor.launch, generationPrompt(plan), count);
+  auto result = generate(plan, executor, generationPrompt(plan), count);
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (!result)
     return result.status();
@@ -84,7 +89,7 @@ StatusOr<GenerationRun> timeGeneration(const plan::Plan &plan, const BenchExecut
   return GenerationRun{result->tokens, seconds};
 }
 
-StatusOr<GapsRun> generationGaps(const plan::Plan &plan, const BenchExecutor &executor,
+StatusOr<GapsRun> generationGaps(const plan::Plan &plan, Executor &executor,
                                  int32_t count) {
   const std::vector<int32_t> prompt = generationPrompt(plan);
   GapsRun run;
@@ -103,7 +108,7 @@ StatusOr<GapsRun> generationGaps(const plan::Plan &plan, const BenchExecutor &ex
     run.top2Gaps.push_back(top2Gap(*logits));
     return Status();
   };
-  auto result = generate(plan, executor.launch, prompt, count, options);
+  auto result = generate(plan, executor, prompt, count, options);
   if (!result)
     return result.status();
   if (result->stop == GenerateResult::Stop::Error)

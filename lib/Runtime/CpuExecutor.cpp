@@ -14,6 +14,7 @@
 #include "CpuOps.h"
 
 #include <barrier>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -26,6 +27,7 @@ struct CpuExecutor::Impl {
   std::shared_ptr<const LoadedPlan> lp;
   uint8_t *arena = nullptr;
   unsigned threadCount = 1;
+  double lastLaunchMs = -1; // -1: nothing launched yet.
 
   // The pool: workers wait at `start`, run `job`, meet at `done`.
   std::vector<std::thread> pool;
@@ -85,7 +87,11 @@ CpuExecutor::~CpuExecutor() {
   std::free(impl->arena);
 }
 
-std::vector<uint8_t> CpuExecutor::saveArena() const {
+std::string CpuExecutor::device() const {
+  return "CPU, " + std::to_string(impl->threadCount) + " threads";
+}
+
+StatusOr<std::vector<uint8_t>> CpuExecutor::saveArena() const {
   return std::vector<uint8_t>(impl->arena, impl->arena + impl->lp->plan.arenaBytes);
 }
 
@@ -97,15 +103,38 @@ Status CpuExecutor::restoreArena(const std::vector<uint8_t> &arena) {
   return Status();
 }
 
-void CpuExecutor::reset() {
+Status CpuExecutor::reset() {
   std::memset(impl->arena, 0, impl->lp->plan.arenaBytes);
+  return Status();
 }
 
-const float *CpuExecutor::logits() const {
+const float *CpuExecutor::logitsData() const {
   return reinterpret_cast<const float *>(impl->arena + impl->lp->logitsOffset);
 }
 
+StatusOr<std::vector<float>> CpuExecutor::logits() const {
+  const float *first = logitsData();
+  return std::vector<float>(first, first + impl->lp->plan.model.vocab);
+}
+
+StatusOr<double> CpuExecutor::lastLaunchMilliseconds() const {
+  if (impl->lastLaunchMs < 0)
+    return Status::error("no launch has run yet");
+  return impl->lastLaunchMs;
+}
+
+Status CpuExecutor::setTrace(bool on) {
+  if (!on)
+    return Status();
+  return Status::error("tracing needs the CUDA backend: the CPU executor records no traces");
+}
+
+StatusOr<std::vector<std::vector<TraceEvent>>> CpuExecutor::trace() const {
+  return Status::error("tracing needs the CUDA backend: the CPU executor records no traces");
+}
+
 StatusOr<plan::StepState> CpuExecutor::launch(const LaunchArgs &args) {
+  const auto start = std::chrono::steady_clock::now();
   const LoadedPlan &lp = *impl->lp;
   const plan::Plan &p = lp.plan;
   if (Status s = checkLaunchArgs(args, p); !s.ok())
@@ -148,5 +177,7 @@ StatusOr<plan::StepState> CpuExecutor::launch(const LaunchArgs &args) {
       });
     }
   }
+  impl->lastLaunchMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return *state;
 }

@@ -38,7 +38,7 @@ Status ti::checkPrompt(const std::vector<int32_t> &prompt, const plan::Plan &p) 
   return Status();
 }
 
-StatusOr<GenerateResult> ti::generate(const plan::Plan &p, const LaunchFn &launch,
+StatusOr<GenerateResult> ti::generate(const plan::Plan &p, Executor &executor,
                                       const std::vector<int32_t> &prompt, int32_t maxNew,
                                       const GenerateOptions &options) {
   if (Status s = checkPrompt(prompt, p); !s.ok())
@@ -64,7 +64,7 @@ StatusOr<GenerateResult> ti::generate(const plan::Plan &p, const LaunchFn &launc
     a.maxNew = wanted;
     std::copy(piece.begin(), piece.end(), a.prompt);
     auto t0 = Clock::now();
-    auto state = launch(a);
+    auto state = executor.launch(a);
     seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     ++r.launches;
     if (state) {

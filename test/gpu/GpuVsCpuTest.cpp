@@ -105,7 +105,7 @@ void expectStepsMatchTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t
     ASSERT_TRUE(got.ok()) << got.status().message();
     auto logits = (*gpu)->logits();
     ASSERT_TRUE(logits.ok()) << logits.status().message();
-    const float *ref = cpu.logits();
+    const float *ref = cpu.logitsData();
     double scale = 0, err = 0;
     for (size_t i = 0; i < logits->size(); ++i) {
       scale = std::max(scale, std::abs(double(ref[i])));
@@ -240,8 +240,8 @@ TEST_F(GpuVsCpuTest, OneLaunchOfManyStepsMatchesTheCpuAndItself) {
     EXPECT_EQ(got.tokens[i], want->tokens[i]) << "generated token " << i;
   double scale = 0, err = 0;
   for (size_t i = 0; i < logits[0].size(); ++i) {
-    scale = std::max(scale, std::abs(double(cpu.logits()[i])));
-    err = std::max(err, std::abs(double(logits[0][i]) - double(cpu.logits()[i])));
+    scale = std::max(scale, std::abs(double(cpu.logitsData()[i])));
+    err = std::max(err, std::abs(double(logits[0][i]) - double(cpu.logitsData()[i])));
   }
   EXPECT_LE(err, kTolerance * scale) << "the last step's logits";
 }

@@ -30,12 +30,14 @@
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
 
-#include "BenchBackend.h"
+#include "BenchTarget.h"
 #include "CommandLine.h"
 #include "Serve.h"
 
+#include "ti/Bench/DecodeBench.h"
 #include "ti/Bench/Statistics.h"
 #include "ti/Plan/TokenBytes.h"
+#include "ti/Runtime/Trace.h"
 #include "ti/Support/AtomicFile.h"
 
 #include <CLI/CLI.hpp>
@@ -118,6 +120,22 @@ Json contextJson(const ContextResult &r, double gbs) {
   return j;
 }
 
+/// One more step at position `context`, traced: its trace as Chrome/Perfetto
+/// JSON (ti/Runtime/Trace.h). Tracing is off again afterwards.
+StatusOr<std::string> tracedStep(Executor &executor, const plan::Plan &plan, int32_t context) {
+  if (Status s = executor.setTrace(true); !s.ok())
+    return s;
+  auto state = executor.launch(bench::measuredStep(plan, context));
+  auto events = executor.trace();
+  if (Status s = executor.setTrace(false); !s.ok())
+    return s;
+  if (!state)
+    return state.status();
+  if (!events)
+    return events.status();
+  return traceToChromeJson(plan, *events);
+}
+
 } // namespace
 
 int runBench(int argc, char **argv) {
@@ -128,6 +146,7 @@ int runBench(int argc, char **argv) {
   int sessions = 0, reps = 0, warmup = -1, generateCount = 64, generateReps = 0;
   bool serveMode = false;
   BackendOptions backend;
+  uint64_t bandwidthBytes = 0;
   app.add_option("plan", planPath, "the plan (plan.fb, from tic)")->required();
   app.add_option("weights", weightsPath, "the packed weights (weights.bin)")->required();
   app.add_option("--contexts", contextsText,
@@ -151,7 +170,7 @@ int runBench(int argc, char **argv) {
   app.add_option("--backend", backend.choice, "cuda, cpu, or auto (the GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("--threads", backend.threads, "CPU backend: threads (default: all)");
-  app.add_option("--bandwidth-bytes", backend.bandwidthBytes,
+  app.add_option("--bandwidth-bytes", bandwidthBytes,
                  "the buffer the bandwidth test reads (default 2.5 GiB on a GPU, 256 MiB on the "
                  "CPU; 512MiB, 4GB, ...)")
       ->transform(CLI::AsSizeValue(/*kb_is_1000=*/true));
@@ -185,14 +204,24 @@ int runBench(int argc, char **argv) {
                 std::to_string(bench::kGenerationPromptTokens) + "-token prompt do not fit the " +
                 "plan's " + std::to_string(plan.model.maxContext) + " positions");
 
-  auto opened = openBackend(*loaded, backend);
+  BenchTarget b;
+  b.plan = *loaded;
+  b.options = backend;
+  b.bandwidthBytes = bandwidthBytes;
+  auto opened = openExecutor(b.plan, backend);
   if (!opened)
     return fail(opened.status().message());
-  const BenchBackend &b = *opened;
+  b.executor = std::move(*opened);
   if (serveMode)
-    return serve(plan, b);
-  if (!traceDir.empty() && !b.tracedLaunch)
-    return fail("--trace-dir needs the CUDA backend");
+    return serve(b);
+  if (!traceDir.empty()) {
+    // Asked now, so that a backend that cannot trace is refused before the
+    // measurement; tracing is on only around the traced steps.
+    if (Status s = b.executor->setTrace(true); !s.ok())
+      return fail("--trace-dir: " + s.message());
+    if (Status s = b.executor->setTrace(false); !s.ok())
+      return fail(s.message());
+  }
   // Outputs are checked before the measurement, not after it.
   if (!traceDir.empty() && !std::filesystem::is_directory(traceDir))
     return fail("--trace-dir: " + traceDir + " is not a directory");
@@ -201,7 +230,9 @@ int runBench(int argc, char **argv) {
     if (std::string e = jsonOut.open(jsonPath); !e.empty())
       return fail(e);
 
-  const bool gpu = b.kind == "cuda";
+  const std::string kind = b.executor->backend();
+  const std::string device = b.executor->device();
+  const bool gpu = kind == "cuda";
   if (!sessions)
     sessions = gpu ? 8 : 1;
   if (!reps)
@@ -212,11 +243,11 @@ int runBench(int argc, char **argv) {
     generateReps = gpu ? 5 : 1;
   if (gpu)
     std::fprintf(stderr, "tirun bench: %s on %s (CUDA backend, %u workers)\n",
-                 plan.model.name.c_str(), b.device.c_str(), plan.target.workers);
+                 plan.model.name.c_str(), device.c_str(), plan.target.workers);
   else
     std::fprintf(stderr, "tirun bench: %s on the CPU backend (%s): %s; the CPU executor is the "
                          "reference, not a fast path\n",
-                 plan.model.name.c_str(), b.device.c_str(),
+                 plan.model.name.c_str(), device.c_str(),
                  backend.choice == "cpu" ? "asked for" : "no GPU found");
 
   Progress progress;
@@ -226,7 +257,7 @@ int runBench(int argc, char **argv) {
     return fail(before.status().message());
   const int32_t largest = *std::max_element(contexts->begin(), contexts->end());
   progress.show("filling the cache to " + std::to_string(largest) + " positions");
-  if (Status s = bench::fillContext(plan, b.executor, largest); !s.ok())
+  if (Status s = bench::fillContext(plan, *b.executor, largest); !s.ok())
     return fail(s.message());
   std::vector<ContextResult> results(contexts->size());
   for (size_t i = 0; i < contexts->size(); ++i)
@@ -245,14 +276,14 @@ int runBench(int argc, char **argv) {
           std::to_string(c);
       progress.show(where + ": " + std::to_string(warmup) + " warm-up and " +
                     std::to_string(reps) + " timed steps");
-      if (auto w = bench::timeSteps(plan, b.executor, c, warmup); !w)
+      if (auto w = bench::timeSteps(plan, *b.executor, c, warmup); !w)
         return fail(w.status().message());
-      auto ms = bench::timeSteps(plan, b.executor, c, reps);
+      auto ms = bench::timeSteps(plan, *b.executor, c, reps);
       if (!ms)
         return fail(ms.status().message());
       results[i].sessions.push_back(*ms);
       if (!traceDir.empty() && session == sessions - 1) {
-        auto trace = b.tracedLaunch(bench::measuredStep(plan, c));
+        auto trace = tracedStep(*b.executor, plan, c);
         if (!trace)
           return fail(trace.status().message());
         const std::string path = traceDir + "/trace-" + std::to_string(c) + ".json";
@@ -266,10 +297,10 @@ int runBench(int argc, char **argv) {
   if (generateCount > 0) {
     progress.show("generation: 1 warm-up and " + std::to_string(generateReps) + " timed runs of " +
                   std::to_string(generateCount) + " tokens");
-    if (auto w = bench::timeGeneration(plan, b.executor, generateCount); !w)
+    if (auto w = bench::timeGeneration(plan, *b.executor, generateCount); !w)
       return fail(w.status().message());
     for (int r = 0; r < generateReps; ++r) {
-      auto run = bench::timeGeneration(plan, b.executor, generateCount);
+      auto run = bench::timeGeneration(plan, *b.executor, generateCount);
       if (!run)
         return fail(run.status().message());
       generated = run->tokens;
@@ -289,12 +320,12 @@ int runBench(int argc, char **argv) {
   Json runtime;
   runtime["name"] = "tileinfer";
   runtime["label"] = std::string("TileInfer (") + (gpu ? "CUDA" : "CPU") + ")";
-  runtime["backend"] = b.kind;
+  runtime["backend"] = kind;
   runtime["error"] = nullptr;
   runtime["contexts"] = Json::array();
   std::printf("%s on %s: %s backend; floor = bytes / %.1f GB/s (median of %zu reads of %.2f GB, "
               "measured in this process)\n",
-              plan.model.name.c_str(), b.device.c_str(), b.kind.c_str(), bandwidth, gbs.size(),
+              plan.model.name.c_str(), device.c_str(), kind.c_str(), bandwidth, gbs.size(),
               before->bytes / 1e9);
   if (sessions >= int(kMinSessionsForInterval))
     std::printf("median and 95%% interval over %d sessions (fresh loads of the plan), %d "
@@ -335,7 +366,7 @@ int runBench(int argc, char **argv) {
     Json out;
     out["schema"] = "tileinfer-bench-1";
     out["date"] = utcNow();
-    out["device"] = b.device;
+    out["device"] = device;
     out["model"] = plan.model.name;
     out["plan_target"] = plan.target.name;
     std::string command;

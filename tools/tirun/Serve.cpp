@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Serve.h"
 
+#include "ti/Bench/DecodeBench.h"
 #include "ti/Bench/Statistics.h"
 #include "ti/Plan/TokenBytes.h"
 
@@ -61,13 +62,14 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 } // namespace
 
-int serve(const plan::Plan &plan, const BenchBackend &b) {
-  const bench::BenchExecutor &exe = b.executor;
+int serve(BenchTarget &b) {
+  const plan::Plan &plan = b.plan->plan;
   Json ready;
   ready["ready"] = true;
   ready["runtime"] = "tileinfer";
-  ready["device"] = b.device;
-  ready["detail"] = "tirun " + b.kind + " backend, plan for " + plan.target.name + " (" +
+  ready["device"] = b.executor->device();
+  ready["detail"] = "tirun " + std::string(b.executor->backend()) + " backend, plan for " +
+                    plan.target.name + " (" +
                     std::to_string(plan.target.workers) + " workers)";
   ready["weight_floor_bytes"] = plan::tokenBytes(plan).floorWeights();
   ready["kv_bytes_per_position"] = plan::kvCacheBytes(plan.model, 1);
@@ -121,7 +123,7 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
       // Only the positions not yet filled: a step attends to the positions up
       // to its own, so a cache filled further serves a smaller context.
       context = -1;
-      if (Status s = bench::fillContext(plan, exe, int32_t(n), filled); !s.ok()) {
+      if (Status s = bench::fillContext(plan, *b.executor, int32_t(n), filled); !s.ok()) {
         filled = 0; // A failed fill leaves the cache partly overwritten.
         replyError(s.message());
         continue;
@@ -135,7 +137,7 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
         replyError("'measure' before any 'context'");
         continue;
       }
-      auto ms = bench::timeSteps(plan, exe, context, int(n));
+      auto ms = bench::timeSteps(plan, *b.executor, context, int(n));
       if (!ms) {
         context = -1;
         filled = 0;
@@ -149,7 +151,7 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
     } else if (word == "generate") {
       context = -1; // The cache now holds the generation.
       filled = 0;
-      auto run = bench::timeGeneration(plan, exe, int32_t(n));
+      auto run = bench::timeGeneration(plan, *b.executor, int32_t(n));
       if (!run)
         replyError(run.status().message());
       else
@@ -157,7 +159,7 @@ int serve(const plan::Plan &plan, const BenchBackend &b) {
     } else if (word == "gaps") {
       context = -1;
       filled = 0;
-      auto run = bench::generationGaps(plan, exe, int32_t(n));
+      auto run = bench::generationGaps(plan, *b.executor, int32_t(n));
       if (!run)
         replyError(run.status().message());
       else

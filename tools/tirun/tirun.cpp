@@ -18,10 +18,7 @@
 #include "CommandLine.h"
 #include "Probe.h"
 
-#include "ti/Runtime/CpuExecutor.h"
-#ifdef TI_HAVE_CUDA
-#include "ti/Runtime/CudaExecutor.h"
-#endif
+#include "ti/Backends/Backends.h"
 #include "ti/Runtime/Generate.h"
 #include "ti/Runtime/LoadedPlan.h"
 #include "ti/Runtime/Trace.h"
@@ -93,32 +90,17 @@ int main(int argc, char **argv) {
     return fail("-n must not be negative");
 
   // The backend: the GPU when asked for, or when there is one and auto.
-  ti::LaunchFn launch;
-  std::unique_ptr<ti::CpuExecutor> cpu;
-  const char *used = "cpu";
-#ifdef TI_HAVE_CUDA
-  std::unique_ptr<ti::CudaExecutor> gpu;
-  if (backend == "cuda" || (backend == "auto" && ti::CudaExecutor::deviceCount() > 0)) {
-    auto created = ti::CudaExecutor::create(*loaded);
-    if (!created)
-      return fail(created.status().message());
-    gpu = std::move(*created);
-    if (!tracePath.empty())
-      if (ti::Status s = gpu->setTrace(true); !s.ok())
-        return fail(s.message());
-    launch = [&](const ti::LaunchArgs &a) { return gpu->launch(a); };
-    used = "cuda";
-  }
-#else
-  if (backend == "cuda")
-    return fail("this tirun was built without CUDA (configure with -DTI_ENABLE_CUDA=ON)");
-#endif
-  if (!launch && !tracePath.empty())
-    return fail("--trace needs the CUDA backend");
-  if (!launch) {
-    cpu = std::make_unique<ti::CpuExecutor>(*loaded, threads);
-    launch = [&](const ti::LaunchArgs &a) { return cpu->launch(a); };
-  }
+  ti::BackendOptions backendOptions;
+  backendOptions.choice = backend;
+  backendOptions.threads = threads;
+  auto opened = ti::openExecutor(*loaded, backendOptions);
+  if (!opened)
+    return fail(opened.status().message());
+  ti::Executor &executor = **opened;
+  if (!tracePath.empty())
+    if (ti::Status s = executor.setTrace(true); !s.ok())
+      return fail("--trace: " + s.message());
+
   ti::GenerateOptions options;
   std::unique_ptr<ti::AtomicFileWriter> logitsOut;
   if (!dumpLogits.empty()) {
@@ -133,38 +115,29 @@ int main(int argc, char **argv) {
       position += state.steps; // One step per launch: the step just run was at position - 1.
       if (position - 1 < dumpFrom)
         return ti::Status();
-      std::vector<float> logits;
-#ifdef TI_HAVE_CUDA
-      if (gpu) {
-        auto copied = gpu->logits();
-        if (!copied)
-          return copied.status();
-        logits = std::move(*copied);
-      }
-#endif
-      if (cpu)
-        logits.assign(cpu->logits(), cpu->logits() + plan.model.vocab);
-      if (std::string e = logitsOut->write(logits.data(), logits.size() * sizeof(float)); !e.empty())
+      auto logits = executor.logits();
+      if (!logits)
+        return logits.status();
+      if (std::string e = logitsOut->write(logits->data(), logits->size() * sizeof(float));
+          !e.empty())
         return ti::Status::error(e);
       return ti::Status();
     };
   }
-  auto result = ti::generate(plan, launch, prompt, count, options);
+  auto result = ti::generate(plan, executor, prompt, count, options);
   if (!result)
     return fail(result.status().message());
   if (logitsOut)
     if (std::string e = logitsOut->commit(); !e.empty())
       return fail(e);
-#ifdef TI_HAVE_CUDA
-  if (gpu && !tracePath.empty()) {
-    auto events = gpu->trace();
+  if (!tracePath.empty()) {
+    auto events = executor.trace();
     if (!events)
       return fail(events.status().message());
     if (std::string e = ti::writeFileAtomically(tracePath, ti::traceToChromeJson(plan, *events));
         !e.empty())
       return fail(e);
   }
-#endif
 
   std::ostringstream out;
   for (size_t i = 0; i < result->tokens.size(); ++i)
@@ -175,7 +148,8 @@ int main(int argc, char **argv) {
   std::fprintf(stderr,
                "tirun: %s: %zu prompt tokens, %zu generated (stop: %s) in %d launches; "
                "%d steps in %.3f s: %.2f ms per token\n",
-               used, prompt.size(), result->tokens.size(), ti::stopReason(result->stop),
+               executor.backend(), prompt.size(), result->tokens.size(),
+               ti::stopReason(result->stop),
                result->launches, result->decodeSteps, result->decodeSeconds, 1e3 * perStep);
   return result->stop == ti::GenerateResult::Stop::Error ? 1 : 0;
 }

@@ -10,7 +10,7 @@
 //  - timeGeneration: greedy tokens from the first tokens of the sequence;
 //  - generationGaps: the same, with each token's top-2 logit gap, for telling
 //    a near-tie from a real disagreement between runtimes.
-// The executor is behind BenchExecutor, so the same code measures the GPU and
+// Any Executor (ti/Runtime/Executor.h): the same code measures the GPU and
 // the CPU backend.
 //
 //===----------------------------------------------------------------------===//
@@ -19,23 +19,13 @@
 
 #include "ti/Plan/Plan.h"
 #include "ti/Support/Status.h"
+#include "ti/Runtime/Executor.h"
 #include "ti/Runtime/Generate.h"
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace ti::bench {
-
-/// One executor as the benchmark uses it.
-struct BenchExecutor {
-  LaunchFn launch;
-  /// Runs one launch and returns how long it took in milliseconds, measured
-  /// the executor's best way (CUDA events on the GPU, the host clock on the CPU).
-  std::function<StatusOr<double>(const LaunchArgs &)> timedLaunch;
-  /// The last step's logits (vocab floats).
-  std::function<StatusOr<std::vector<float>>()> logits;
-};
 
 /// Token i of the sequence every runtime is measured on: the model's bos (1
 /// when it has none) at 0, then 1 + (i * 7919) mod (vocab - 1).
@@ -47,15 +37,17 @@ constexpr size_t kGenerationPromptTokens = 6;
 /// Fills the cache with positions `from`..context-1 of the standard sequence,
 /// positions 0..from-1 holding it already (from = 0: from scratch). One line
 /// on a context the plan cannot measure (it needs context + 1 <= max context).
-Status fillContext(const plan::Plan &plan, const BenchExecutor &executor, int32_t context,
+Status fillContext(const plan::Plan &plan, Executor &executor, int32_t context,
                    int32_t from = 0);
 
 /// The launch of the measured step: one step at position `context` feeding
 /// the sequence's token there, nothing sampled.
 LaunchArgs measuredStep(const plan::Plan &plan, int32_t context);
 
-/// `repetitions` timed steps at position `context`, in milliseconds each.
-StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, const BenchExecutor &executor,
+/// `repetitions` timed steps at position `context`, in milliseconds each (the
+/// executor's lastLaunchMilliseconds: CUDA events on the GPU, the host clock
+/// on the CPU).
+StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, Executor &executor,
                                         int32_t context, int repetitions);
 
 struct GenerationRun {
@@ -65,7 +57,7 @@ struct GenerationRun {
 
 /// Up to `count` greedy tokens (fewer at an end-of-sequence token) from the
 /// generation prompt, the cache refilled from position 0.
-StatusOr<GenerationRun> timeGeneration(const plan::Plan &plan, const BenchExecutor &executor,
+StatusOr<GenerationRun> timeGeneration(const plan::Plan &plan, Executor &executor,
                                        int32_t count);
 
 struct GapsRun {
@@ -74,7 +66,7 @@ struct GapsRun {
 };
 
 /// The same generation, one step per launch, with each token's top-2 gap.
-StatusOr<GapsRun> generationGaps(const plan::Plan &plan, const BenchExecutor &executor,
+StatusOr<GapsRun> generationGaps(const plan::Plan &plan, Executor &executor,
                                  int32_t count);
 
 /// The largest logit minus the second largest (0 on a tie; 0 for fewer than two).

@@ -15,7 +15,7 @@
 #ifndef TI_RUNTIME_CPUEXECUTOR_H
 #define TI_RUNTIME_CPUEXECUTOR_H
 
-#include "ti/Runtime/Launch.h"
+#include "ti/Runtime/Executor.h"
 #include "ti/Runtime/LoadedPlan.h"
 
 #include <cstdint>
@@ -24,26 +24,32 @@
 
 namespace ti {
 
-class CpuExecutor {
+class CpuExecutor final : public Executor {
 public:
   /// `threads` = 0: one per hardware thread.
   explicit CpuExecutor(std::shared_ptr<const LoadedPlan> plan, unsigned threads = 0);
-  ~CpuExecutor();
+  ~CpuExecutor() override;
   CpuExecutor(const CpuExecutor &) = delete;
   CpuExecutor &operator=(const CpuExecutor &) = delete;
 
-  /// Runs one launch (Launch.h). Invalid arguments are an error; a non-finite
-  /// logit is reported in the returned state's `error`.
-  StatusOr<plan::StepState> launch(const LaunchArgs &args);
+  const char *backend() const override { return "cpu"; }
+  /// "CPU, N threads".
+  std::string device() const override;
 
-  /// The logits of the last step run (vocab floats).
-  const float *logits() const;
-  /// Forgets the sequence: zeroes the arena (K/V cache included).
-  void reset();
-  /// The sequence's state: a copy of the arena (the K/V cache and the rest).
-  std::vector<uint8_t> saveArena() const;
-  /// Puts back a state saveArena() gave, from an executor of the same plan.
-  Status restoreArena(const std::vector<uint8_t> &arena);
+  StatusOr<plan::StepState> launch(const LaunchArgs &args) override;
+  /// The host's steady clock around the last launch.
+  StatusOr<double> lastLaunchMilliseconds() const override;
+  StatusOr<std::vector<float>> logits() const override;
+  /// The last step's logits in place (vocab floats), valid until the next launch.
+  const float *logitsData() const;
+
+  Status reset() override;
+  StatusOr<std::vector<uint8_t>> saveArena() const override;
+  Status restoreArena(const std::vector<uint8_t> &arena) override;
+
+  /// The CPU records no traces: both say so.
+  Status setTrace(bool on) override;
+  StatusOr<std::vector<std::vector<TraceEvent>>> trace() const override;
 
 private:
   struct Impl;

@@ -25,9 +25,8 @@
 #ifndef TI_RUNTIME_CUDAEXECUTOR_H
 #define TI_RUNTIME_CUDAEXECUTOR_H
 
-#include "ti/Runtime/Launch.h"
+#include "ti/Runtime/Executor.h"
 #include "ti/Runtime/LoadedPlan.h"
-#include "ti/Runtime/TraceEvent.h"
 
 #include <cstdint>
 #include <memory>
@@ -74,40 +73,40 @@ struct WorkerImage {
   std::string describe() const;
 };
 
-class CudaExecutor {
+class CudaExecutor final : public Executor {
 public:
   /// Uploads `plan` to GPU `device`, or says in one line why it cannot run there.
   static StatusOr<std::unique_ptr<CudaExecutor>> create(std::shared_ptr<const LoadedPlan> plan,
                                                         int device = 0);
-  ~CudaExecutor();
+  ~CudaExecutor() override;
   CudaExecutor(const CudaExecutor &) = delete;
   CudaExecutor &operator=(const CudaExecutor &) = delete;
 
+  const char *backend() const override { return "cuda"; }
+  /// The GPU's name ("NVIDIA H200").
+  std::string device() const override;
+
   /// Runs one launch (Launch.h). Invalid arguments and CUDA failures are
   /// errors; a non-finite logit is reported in the returned state's `error`.
-  StatusOr<plan::StepState> launch(const LaunchArgs &args);
+  StatusOr<plan::StepState> launch(const LaunchArgs &args) override;
 
   /// The device time of the last launch's kernel (CUDA events around it:
   /// from the launch to the kernel's end, with the launch's latency, without
   /// the host's copies before and after). An error before the first launch.
-  StatusOr<double> lastKernelMilliseconds() const;
+  StatusOr<double> lastLaunchMilliseconds() const override;
 
   /// The logits of the last step run (vocab floats), copied from the device.
-  StatusOr<std::vector<float>> logits() const;
-  /// Forgets the sequence: zeroes the arena (K/V cache included).
-  Status reset();
-  /// The sequence's state: a copy of the arena (the K/V cache and the rest).
-  StatusOr<std::vector<uint8_t>> saveArena() const;
-  /// Puts back a state saveArena() gave, from an executor of the same plan.
-  Status restoreArena(const std::vector<uint8_t> &arena);
+  StatusOr<std::vector<float>> logits() const override;
+  Status reset() override;
+  StatusOr<std::vector<uint8_t>> saveArena() const override;
+  Status restoreArena(const std::vector<uint8_t> &arena) override;
 
   /// Tracing: when on, each later launch records its step min(1, maxSteps - 1)
-  /// (step 0 also carries the launch's start) on every worker; trace() then
-  /// gives the last launch's events, one list per worker, in time order. Off
-  /// by default. A traced launch runs a second instantiation of the kernel,
-  /// so off costs nothing: the plain kernel has no tracer in it.
-  Status setTrace(bool on);
-  StatusOr<std::vector<std::vector<TraceEvent>>> trace() const;
+  /// (step 0 also carries the launch's start) on every worker. Off by
+  /// default. A traced launch runs a second instantiation of the kernel, so
+  /// off costs nothing: the plain kernel has no tracer in it.
+  Status setTrace(bool on) override;
+  StatusOr<std::vector<std::vector<TraceEvent>>> trace() const override;
 
   /// The worker's attributes on this executor's device, with its plan's
   /// dynamic shared memory.

@@ -3,15 +3,15 @@
 // The host side of decoding: feeds a prompt of any length through launches of
 // at most kMaxStepsPerLaunch steps (teacher forcing), then generates greedily
 // until an end-of-sequence token, the requested count, or the plan's context
-// is reached. Works with any executor that runs a LaunchArgs.
+// is reached. Works with either executor (Executor.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_RUNTIME_GENERATE_H
 #define TI_RUNTIME_GENERATE_H
 
 #include "ti/Plan/Plan.h"
+#include "ti/Runtime/Executor.h"
 #include "ti/Support/Status.h"
-#include "ti/Runtime/Launch.h"
 
 #include <cstdint>
 #include <functional>
@@ -19,8 +19,6 @@
 #include <vector>
 
 namespace ti {
-
-using LaunchFn = std::function<StatusOr<plan::StepState>(const LaunchArgs &)>;
 
 struct GenerateResult {
   std::vector<int32_t> tokens;
@@ -47,7 +45,7 @@ struct GenerateOptions {
   int32_t startPos = 0;
 };
 
-StatusOr<GenerateResult> generate(const plan::Plan &plan, const LaunchFn &launch,
+StatusOr<GenerateResult> generate(const plan::Plan &plan, Executor &executor,
                                   const std::vector<int32_t> &prompt, int32_t maxNew,
                                   const GenerateOptions &options = {});
 

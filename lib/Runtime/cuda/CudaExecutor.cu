@@ -125,6 +125,7 @@ Status ti::checkKernelSupport(const plan::Plan &p) {
 struct CudaExecutor::Impl {
   std::shared_ptr<const LoadedPlan> lp;
   int device = 0;
+  std::string deviceName;
   cudaStream_t stream = nullptr;
   cudaEvent_t kernelStart = nullptr, kernelEnd = nullptr; // Around the last launch's kernel.
   uint8_t *weights = nullptr;
@@ -433,6 +434,7 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
   std::unique_ptr<CudaExecutor> e(new CudaExecutor());
   e->impl->lp = std::move(lp);
   e->impl->device = device;
+  e->impl->deviceName = info->name;
   e->impl->sharedBytes = shared;
   e->impl->workers = p.target.workers;
   e->impl->attributes = *attributes;
@@ -479,7 +481,9 @@ StatusOr<plan::StepState> CudaExecutor::launch(const LaunchArgs &launchArgs) {
   return state;
 }
 
-StatusOr<double> CudaExecutor::lastKernelMilliseconds() const {
+std::string CudaExecutor::device() const { return impl->deviceName; }
+
+StatusOr<double> CudaExecutor::lastLaunchMilliseconds() const {
   TI_CUDA_CHECK(cudaSetDevice(impl->device));
   float ms = 0;
   TI_CUDA_CHECK(cudaEventElapsedTime(&ms, impl->kernelStart, impl->kernelEnd));

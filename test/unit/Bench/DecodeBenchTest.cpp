@@ -32,27 +32,14 @@ protected:
     lp = test::compileTinyPlan(dir / "plan", "", 5);
     ASSERT_NE(lp, nullptr);
     cpu = std::make_unique<CpuExecutor>(lp, 2);
-    exe.launch = [this](const LaunchArgs &a) { return cpu->launch(a); };
-    exe.timedLaunch = [this](const LaunchArgs &a) -> StatusOr<double> {
-      auto t0 = std::chrono::steady_clock::now();
-      auto state = cpu->launch(a);
-      if (!state)
-        return state.status();
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-          .count();
-    };
-    exe.logits = [this]() -> StatusOr<std::vector<float>> {
-      return std::vector<float>(cpu->logits(), cpu->logits() + lp->plan.model.vocab);
-    };
   }
   void TearDown() override { fs::remove_all(dir); }
 
-  std::vector<float> logits() const { return *exe.logits(); }
+  std::vector<float> logits() const { return *cpu->logits(); }
 
   fs::path dir;
   std::shared_ptr<const LoadedPlan> lp;
   std::unique_ptr<CpuExecutor> cpu;
-  BenchExecutor exe;
 };
 
 } // namespace
@@ -74,11 +61,11 @@ TEST_F(DecodeBenchTest, RepeatedStepsSeeTheSameContext) {
   const int32_t context = 40;
   // Reference: the sequence's first context + 1 tokens fed in one go.
   std::vector<int32_t> fed = standardSequence(p.model, context + 1);
-  ASSERT_TRUE(generate(p, exe.launch, fed, 0).ok());
+  ASSERT_TRUE(generate(p, *cpu, fed, 0).ok());
   std::vector<float> expected = logits();
-  cpu->reset();
-  ASSERT_TRUE(fillContext(p, exe, context).ok());
-  auto times = timeSteps(p, exe, context, 3);
+  ASSERT_TRUE(cpu->reset().ok());
+  ASSERT_TRUE(fillContext(p, *cpu, context).ok());
+  auto times = timeSteps(p, *cpu, context, 3);
   ASSERT_TRUE(times.ok()) << times.status().message();
   EXPECT_EQ(times->size(), 3u);
   for (double t : *times)
@@ -89,46 +76,46 @@ TEST_F(DecodeBenchTest, RepeatedStepsSeeTheSameContext) {
 TEST_F(DecodeBenchTest, FillInPiecesOrFurtherGivesTheSameStep) {
   const plan::Plan &p = lp->plan;
   const int32_t context = 40;
-  ASSERT_TRUE(fillContext(p, exe, context).ok());
-  ASSERT_TRUE(timeSteps(p, exe, context, 1).ok());
+  ASSERT_TRUE(fillContext(p, *cpu, context).ok());
+  ASSERT_TRUE(timeSteps(p, *cpu, context, 1).ok());
   const std::vector<float> expected = logits();
   // In two pieces, the second from where the first stopped.
-  cpu->reset();
-  ASSERT_TRUE(fillContext(p, exe, 17).ok());
-  ASSERT_TRUE(fillContext(p, exe, context, 17).ok());
-  ASSERT_TRUE(timeSteps(p, exe, context, 1).ok());
+  ASSERT_TRUE(cpu->reset().ok());
+  ASSERT_TRUE(fillContext(p, *cpu, 17).ok());
+  ASSERT_TRUE(fillContext(p, *cpu, context, 17).ok());
+  ASSERT_TRUE(timeSteps(p, *cpu, context, 1).ok());
   EXPECT_EQ(logits(), expected);
   // Filled past the context (to 100, in more than one launch): the step at
   // 40 attends to positions 0..40 only.
-  cpu->reset();
-  ASSERT_TRUE(fillContext(p, exe, 100).ok());
-  ASSERT_TRUE(timeSteps(p, exe, context, 1).ok());
+  ASSERT_TRUE(cpu->reset().ok());
+  ASSERT_TRUE(fillContext(p, *cpu, 100).ok());
+  ASSERT_TRUE(timeSteps(p, *cpu, context, 1).ok());
   EXPECT_EQ(logits(), expected);
   // A saved state put into a fresh executor gives the same step.
-  std::vector<uint8_t> state = cpu->saveArena();
+  std::vector<uint8_t> state = *cpu->saveArena();
   cpu = std::make_unique<CpuExecutor>(lp, 2);
   ASSERT_TRUE(cpu->restoreArena(state).ok());
-  ASSERT_TRUE(timeSteps(p, exe, context, 1).ok());
+  ASSERT_TRUE(timeSteps(p, *cpu, context, 1).ok());
   EXPECT_EQ(logits(), expected);
   EXPECT_FALSE(cpu->restoreArena(std::vector<uint8_t>(3)).ok());
 }
 
 TEST_F(DecodeBenchTest, ContextMustLeaveRoomForTheStep) {
   const plan::Plan &p = lp->plan;
-  EXPECT_TRUE(fillContext(p, exe, 0).ok());
-  Status s = fillContext(p, exe, int32_t(p.model.maxContext));
+  EXPECT_TRUE(fillContext(p, *cpu, 0).ok());
+  Status s = fillContext(p, *cpu, int32_t(p.model.maxContext));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("context 512 cannot be measured"), std::string::npos) << s.message();
-  EXPECT_FALSE(fillContext(p, exe, -1).ok());
+  EXPECT_FALSE(fillContext(p, *cpu, -1).ok());
 }
 
 TEST_F(DecodeBenchTest, GapsRunGeneratesTheTimedRunsTokens) {
   const plan::Plan &p = lp->plan;
-  auto timed = timeGeneration(p, exe, 12);
+  auto timed = timeGeneration(p, *cpu, 12);
   ASSERT_TRUE(timed.ok()) << timed.status().message();
   EXPECT_GT(timed->seconds, 0);
   ASSERT_FALSE(timed->tokens.empty());
-  auto gaps = generationGaps(p, exe, 12);
+  auto gaps = generationGaps(p, *cpu, 12);
   ASSERT_TRUE(gaps.ok()) << gaps.status().message();
   EXPECT_EQ(gaps->tokens, timed->tokens);
   ASSERT_EQ(gaps->top2Gaps.size(), gaps->tokens.size());

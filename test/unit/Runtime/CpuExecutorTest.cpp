@@ -124,7 +124,7 @@ std::vector<float> stepOnce(CpuExecutor &exe, const LoadedPlan &lp, int32_t pos,
   auto state = exe.launch(a);
   EXPECT_TRUE(state.ok()) << state.status().message();
   EXPECT_EQ(state->steps, 1);
-  return std::vector<float>(exe.logits(), exe.logits() + lp.plan.model.vocab);
+  return *exe.logits();
 }
 
 /// The token fed at step `pos` when teacher forcing. A spread of ids: with
@@ -195,8 +195,7 @@ TEST_F(CpuExecutorTest, OneLaunchGeneratesWhatSingleStepsDo) {
   std::vector<int32_t> stepwise = compareWithReference(*lp, 2);
 
   CpuExecutor exe(lp, 2);
-  auto result = generate(
-      lp->plan, [&](const LaunchArgs &a) { return exe.launch(a); }, {lp->plan.model.bos}, 64);
+  auto result = generate(lp->plan, exe, {lp->plan.model.bos}, 64);
   ASSERT_TRUE(result.ok()) << result.status().message();
   // The tiny model's eos (token 2) may end the run early; what ran must agree.
   ASSERT_FALSE(result->tokens.empty());
@@ -238,8 +237,7 @@ TEST_F(CpuExecutorTest, PromptsLongerThanOneLaunchAreFedInPieces) {
   // 100 prompt tokens: one prompt-only launch of 64, then 36 + generation.
   const std::vector<int32_t> prompt = spreadPrompt(100);
   CpuExecutor exe(lp, 2);
-  auto result = generate(
-      lp->plan, [&](const LaunchArgs &a) { return exe.launch(a); }, prompt, 5);
+  auto result = generate(lp->plan, exe, prompt, 5);
   ASSERT_TRUE(result.ok()) << result.status().message();
 
   reference::NaiveLlama ref(tinyConfig(), tinyWeights());
@@ -255,26 +253,24 @@ TEST_F(CpuExecutorTest, APromptFromStartPosContinuesTheCache) {
   ASSERT_TRUE(lp);
   const std::vector<int32_t> prompt = spreadPrompt(100);
   CpuExecutor whole(lp, 2), split(lp, 2);
-  auto all = generate(
-      lp->plan, [&](const LaunchArgs &a) { return whole.launch(a); }, prompt, 5);
+  auto all = generate(lp->plan, whole, prompt, 5);
   ASSERT_TRUE(all.ok()) << all.status().message();
 
   // The first 70 tokens (a full launch and a short one, nothing generated),
   // then the rest from position 70 with the generation.
-  auto launch = [&](const LaunchArgs &a) { return split.launch(a); };
-  auto head = generate(lp->plan, launch, {prompt.begin(), prompt.begin() + 70}, 0);
+  auto head = generate(lp->plan, split, {prompt.begin(), prompt.begin() + 70}, 0);
   ASSERT_TRUE(head.ok()) << head.status().message();
   EXPECT_EQ(head->positions, 70);
   GenerateOptions from70;
   from70.startPos = 70;
-  auto rest = generate(lp->plan, launch, {prompt.begin() + 70, prompt.end()}, 5, from70);
+  auto rest = generate(lp->plan, split, {prompt.begin() + 70, prompt.end()}, 5, from70);
   ASSERT_TRUE(rest.ok()) << rest.status().message();
   EXPECT_EQ(rest->tokens, all->tokens);
   EXPECT_EQ(rest->positions, all->positions);
 
   GenerateOptions past;
   past.startPos = int32_t(lp->plan.model.maxContext) - 1;
-  auto over = generate(lp->plan, launch, {1, 2}, 1, past);
+  auto over = generate(lp->plan, split, {1, 2}, 1, past);
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.status().message(),
             "a prompt of 2 tokens from position 511 does not fit the plan's 512 positions");
@@ -284,15 +280,14 @@ TEST_F(CpuExecutorTest, BadPromptsAreRefused) {
   auto lp = compileAndPack("--target rtx3050");
   ASSERT_TRUE(lp);
   CpuExecutor exe(lp, 1);
-  auto launch = [&](const LaunchArgs &a) { return exe.launch(a); };
-  auto empty = generate(lp->plan, launch, {}, 4);
+  auto empty = generate(lp->plan, exe, {}, 4);
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.status().message(), "the prompt is empty: give at least one token");
-  auto outside = generate(lp->plan, launch, {1, 320}, 4);
+  auto outside = generate(lp->plan, exe, {1, 320}, 4);
   ASSERT_FALSE(outside.ok());
   EXPECT_EQ(outside.status().message(),
             "prompt token 1 is 320, outside the vocabulary of 320");
-  auto tooLong = generate(lp->plan, launch, std::vector<int32_t>(513, 5), 4);
+  auto tooLong = generate(lp->plan, exe, std::vector<int32_t>(513, 5), 4);
   ASSERT_FALSE(tooLong.ok());
   EXPECT_EQ(tooLong.status().message(),
             "the prompt has 513 tokens but the plan holds at most 512 positions");
@@ -304,8 +299,7 @@ TEST_F(CpuExecutorTest, GenerationStopsAtTheEndOfTheContext) {
   ASSERT_TRUE(lp);
   CpuExecutor exe(lp, 2);
   std::vector<int32_t> prompt(20, 7);
-  auto result = generate(
-      lp->plan, [&](const LaunchArgs &a) { return exe.launch(a); }, prompt, 50);
+  auto result = generate(lp->plan, exe, prompt, 50);
   ASSERT_TRUE(result.ok()) << result.status().message();
   if (result->stop != GenerateResult::Stop::EndOfSequence) {
     EXPECT_EQ(result->stop, GenerateResult::Stop::Context);
