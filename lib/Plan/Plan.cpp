@@ -1,7 +1,7 @@
 //===- Plan.cpp - A decode plan in memory ---------------------------------===//
 #include "ti/Plan/Plan.h"
 
-#include <cstring>
+#include "ti/Support/Fnv1a.h"
 
 using namespace ti::plan;
 
@@ -47,44 +47,27 @@ const Buffer *Plan::findBuffer(BufferKind kind) const {
   return nullptr;
 }
 
-namespace {
-struct Fnv1a {
-  uint64_t h = 0xcbf29ce484222325ull;
-  void bytes(const void *p, size_t n) {
-    const auto *c = static_cast<const unsigned char *>(p);
-    for (size_t i = 0; i < n; ++i) {
-      h ^= c[i];
-      h *= 0x100000001b3ull;
-    }
-  }
-  void u64(uint64_t v) { bytes(&v, sizeof v); } // Little-endian hosts only.
-  void str(const std::string &s) {
-    u64(s.size());
-    bytes(s.data(), s.size());
-  }
-};
-} // namespace
-
 uint64_t ti::plan::layoutHash(const std::vector<PackedTensor> &weights, uint64_t weightsBytes) {
   Fnv1a f;
-  f.u64(weightsBytes);
-  f.u64(weights.size());
+  auto u64 = [&](uint64_t v) { f.value(v); };
+  u64(weightsBytes);
+  u64(weights.size());
   for (const PackedTensor &t : weights) {
-    f.str(t.name);
-    f.u64(t.offset);
-    f.u64(t.bytes);
-    f.u64(t.segments.size());
+    f.string(t.name);
+    u64(t.offset);
+    u64(t.bytes);
+    u64(t.segments.size());
     for (const WeightSegment &s : t.segments) {
-      f.str(s.checkpoint);
-      f.u64(s.sourceShape.size());
+      f.string(s.checkpoint);
+      u64(s.sourceShape.size());
       for (uint64_t d : s.sourceShape)
-        f.u64(d);
-      f.u64(s.rowBegin);
-      f.u64(s.rowEnd);
-      f.u64(s.colBegin);
-      f.u64(s.colEnd);
-      f.u64(s.transposed);
+        u64(d);
+      u64(s.rowBegin);
+      u64(s.rowEnd);
+      u64(s.colBegin);
+      u64(s.colEnd);
+      u64(s.transposed);
     }
   }
-  return f.h;
+  return f.hash();
 }

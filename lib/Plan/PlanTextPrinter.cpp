@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/PlanTextPrinter.h"
 
+#include "ti/Support/Hex.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -105,9 +107,7 @@ std::string flagsText(uint16_t flags) {
     if (flags & k.bit)
       append(k.name);
   if (uint16_t unknown = flags & ~kKnownFlags) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "0x%x", unsigned(unknown));
-    append(hex);
+    append(("0x" + ti::hexDigits(unknown, 1)).c_str());
   }
   return text;
 }
@@ -179,9 +179,7 @@ void printHeader(const Plan &plan, std::ostream &os) {
 
   os << "attention split_context=" << plan.attention.splitContext
      << " chunks=" << plan.attention.chunks << '\n';
-  char hash[24];
-  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(plan.layoutHash));
-  os << "weights bytes=" << plan.weightsBytes << " layout_hash=" << hash
+  os << "weights bytes=" << plan.weightsBytes << " layout_hash=" << ti::hexDigits(plan.layoutHash)
      << " tensors=" << plan.weights.size() << '\n';
   os << "arena bytes=" << plan.arenaBytes << " buffers=" << plan.buffers.size() << '\n';
   os << "params [";

@@ -43,6 +43,7 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/PlanVerifier.h"
 #include "ti/Plan/TaskAccesses.h"
+#include "ti/Support/Hex.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -57,11 +58,7 @@ namespace {
 
 std::string num(uint64_t v) { return std::to_string(v); }
 
-std::string hex(uint64_t v, int digits = 1) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%0*" PRIx64, digits, v);
-  return text;
-}
+std::string hex(uint64_t v, int digits = 1) { return "0x" + hexDigits(v, digits); }
 
 std::string span(uint64_t begin, uint64_t end) {
   return "[+" + num(begin) + ", +" + num(end - begin) + ")";

@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Weights/RandomWeights.h"
 
+#include "ti/Support/Fnv1a.h"
+
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
@@ -31,15 +33,6 @@ uint64_t ti::splitmix64(uint64_t x) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
-}
-
-uint64_t ti::fnv1a64(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
 }
 
 namespace {

@@ -18,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Weights/WeightsFile.h"
 
+#include "ti/Support/Hex.h"
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -38,11 +40,7 @@ namespace {
 constexpr uint64_t kFixedHeaderBytes = 40;
 constexpr uint64_t kEntryFixedBytes = 20; // offset, bytes, name length.
 
-std::string hex(uint64_t v) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
+std::string hex(uint64_t v) { return "0x" + hexDigits(v); }
 
 template <typename T> T load(const uint8_t *p) {
   T v;

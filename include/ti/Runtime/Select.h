@@ -11,13 +11,9 @@
 #include "ti/Plan/TaskRecord.h"
 #include "ti/Runtime/Launch.h"
 
-#include <cstdint>
+#include "ti/Support/HostDevice.h"
 
-#ifdef __CUDACC__
-#define TI_HOST_DEVICE __host__ __device__
-#else
-#define TI_HOST_DEVICE
-#endif
+#include <cstdint>
 
 namespace ti {
 

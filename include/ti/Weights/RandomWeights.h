@@ -16,7 +16,8 @@
 //   value = 0.02 * n        for tensors of rank >= 2 (matrices)
 //           1 + 0.1 * n     for rank-1 tensors (norm scales)
 // where splitmix64(x) is SplitMix64's output for the state x: x + the golden
-// gamma, then its two multiply-xorshift rounds. n is an Irwin-Hall sum: close
+// gamma, then its two multiply-xorshift rounds, and fnv1a64 is 64-bit FNV-1a
+// of the name's bytes (ti/Support/Fnv1a.h). n is an Irwin-Hall sum: close
 // to a standard normal, bounded by |n| <= 2 sqrt(3).
 //
 // Norm scales are deliberately not exactly 1: a kernel that forgot to multiply
@@ -35,7 +36,6 @@
 namespace ti {
 
 uint64_t splitmix64(uint64_t x);
-uint64_t fnv1a64(std::string_view bytes);
 
 /// Element `index` (flat, row-major) of checkpoint tensor `name` of rank `rank`.
 float randomWeight(uint64_t seed, std::string_view name, uint64_t index, unsigned rank);

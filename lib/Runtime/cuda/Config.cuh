@@ -21,16 +21,11 @@
 #define TI_LIB_RUNTIME_CUDA_CONFIG_CUH
 
 #include "ti/Plan/TaskRecord.h"
+#include "ti/Support/HostDevice.h"
 
 #include <cstdint>
 
 namespace ti::cuda {
-
-#ifdef __CUDACC__
-#define TI_CUDA_HD __host__ __device__
-#else
-#define TI_CUDA_HD
-#endif
 
 /// Threads of a worker (one block per SM). The kernel is compiled for exactly
 /// this many: __launch_bounds__(kThreads, 1) caps it at 64 registers.
@@ -72,14 +67,14 @@ static_assert(kMaxRegisters == 64, "the plans' targets assume 64 registers per t
 static_assert((kLoadsInFlight & (kLoadsInFlight - 1)) == 0, "loads in flight: a power of two");
 
 /// Rounds a float count up to a 16-byte boundary.
-TI_CUDA_HD constexpr uint32_t alignFloats(uint32_t n) { return (n + 3u) & ~3u; }
+TI_HOST_DEVICE constexpr uint32_t alignFloats(uint32_t n) { return (n + 3u) & ~3u; }
 
 /// The model sizes the ops need (a copy of the plan's ModelInfo numbers).
 struct ModelDims {
   uint32_t hidden, vocab, heads, kvHeads, headDim, maxContext;
-  TI_CUDA_HD constexpr uint32_t group() const { return heads / kvHeads; }
-  TI_CUDA_HD constexpr uint32_t qRows() const { return heads * headDim; }
-  TI_CUDA_HD constexpr uint32_t kvRows() const { return kvHeads * headDim; }
+  TI_HOST_DEVICE constexpr uint32_t group() const { return heads / kvHeads; }
+  TI_HOST_DEVICE constexpr uint32_t qRows() const { return heads * headDim; }
+  TI_HOST_DEVICE constexpr uint32_t kvRows() const { return kvHeads * headDim; }
 };
 
 /// FfnPartial's down projection: `groups` sets of threads each sum every
@@ -88,7 +83,7 @@ struct FfnLayout {
   uint32_t hidden, units, vectors, groups;
   uint32_t xAt, actAt, partialsAt, floats;
 };
-TI_CUDA_HD constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units) {
+TI_HOST_DEVICE constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units) {
   FfnLayout l{};
   l.hidden = hidden;
   l.units = units;
@@ -106,7 +101,7 @@ TI_CUDA_HD constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units) {
 struct AttentionLayout {
   uint32_t qAt, kAt, partialsAt, floats;
 };
-TI_CUDA_HD constexpr AttentionLayout attentionLayout(const ModelDims &m) {
+TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const ModelDims &m) {
   AttentionLayout l{};
   l.qAt = 0;
   l.kAt = alignFloats(m.group() * m.headDim);
@@ -127,7 +122,7 @@ static_assert(sizeof(float) * attentionLayout(ModelDims{4096, 128256, 32, 8, 128
               "an 8B model's attention task fits an sm_86 worker's shared memory");
 
 /// Floats of dynamic shared memory one task needs.
-TI_CUDA_HD constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t, const ModelDims &m) {
+TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t, const ModelDims &m) {
   switch (static_cast<plan::Opcode>(t.opcode)) {
   case plan::Opcode::Gemv:
     return alignFloats(t.aux[0]);

@@ -23,6 +23,8 @@
 #include "WorkerMachineCode.h"
 
 #include "ti/Runtime/Launch.h"
+#include "ti/Support/Fnv1a.h"
+#include "ti/Support/Hex.h"
 
 #include <cuda_runtime.h>
 
@@ -34,25 +36,6 @@
 using namespace ti;
 
 namespace {
-
-uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
-  const auto *p = static_cast<const uint8_t *>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-template <typename T> uint64_t fnv1aValue(uint64_t h, T value) {
-  return fnv1a(h, &value, sizeof value);
-}
-
-std::string hex16(uint64_t v) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
 
 std::string archOf(const cudaDeviceProp &p) {
   return "sm_" + std::to_string(p.major * 10 + p.minor);
@@ -356,20 +339,20 @@ std::string CudaExecutor::kernelFingerprint(int device, const WorkerImage &image
     cudaGetLastError();
     return "";
   }
-  uint64_t h = 0xcbf29ce484222325ull;
   std::string code = (image.jit ? "ptx-jit " : "cubin ") + image.name + " " + image.sha256;
   if (image.jit)
     code += " sm_" + std::to_string(image.deviceArch) + " driver " +
             std::to_string(image.driverVersion);
-  h = fnv1a(h, code.data(), code.size());
-  h = fnv1aValue(h, int64_t(fa.numRegs));
-  h = fnv1aValue(h, uint64_t(fa.localSizeBytes));
-  h = fnv1aValue(h, uint64_t(fa.sharedSizeBytes));
-  h = fnv1aValue(h, uint64_t(fa.constSizeBytes));
-  h = fnv1aValue(h, int64_t(fa.maxThreadsPerBlock));
-  h = fnv1aValue(h, int64_t(fa.binaryVersion));
-  h = fnv1aValue(h, int64_t(fa.ptxVersion));
-  return hex16(h);
+  Fnv1a h;
+  h.bytes(code.data(), code.size());
+  h.value(int64_t(fa.numRegs));
+  h.value(uint64_t(fa.localSizeBytes));
+  h.value(uint64_t(fa.sharedSizeBytes));
+  h.value(uint64_t(fa.constSizeBytes));
+  h.value(int64_t(fa.maxThreadsPerBlock));
+  h.value(int64_t(fa.binaryVersion));
+  h.value(int64_t(fa.ptxVersion));
+  return hexDigits(h.hash());
 }
 
 StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const LoadedPlan> lp,

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Weights/Packer.h"
 
+#include "ti/Support/Fnv1a.h"
+
 #include "ti/Plan/PlanFile.h"
 #include "ti/Support/Bf16.h"
 #include "ti/Weights/RandomWeights.h"

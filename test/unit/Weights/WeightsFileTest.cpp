@@ -12,6 +12,7 @@
 #include "ti/Support/Bf16.h"
 #include "ti/Weights/Packer.h"
 #include "ti/Weights/RandomWeights.h"
+#include "ti/Support/Hex.h"
 
 #include <gtest/gtest.h>
 
@@ -52,11 +53,7 @@ void writeAll(const std::string &path, const std::string &bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-std::string hex(uint64_t v) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
+std::string hex(uint64_t v) { return "0x" + hexDigits(v); }
 
 class WeightsFileTest : public ::testing::Test {
 protected:
