@@ -21,8 +21,7 @@ namespace {
 
 class AssignWorkers : public Pass {
 public:
-  llvm::StringRef name() const override { return "assign-workers"; }
-  llvm::StringRef description() const override { return "every task to one worker"; }
+  AssignWorkers() : Pass(PassId::AssignWorkers) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
     for (Stage &s : m.stages) {

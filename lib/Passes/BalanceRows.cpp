@@ -43,10 +43,7 @@ std::pair<uint64_t, uint64_t> unitBytes(const Module &m, const Stage &s) {
 
 class BalanceRows : public Pass {
 public:
-  llvm::StringRef name() const override { return "balance-rows"; }
-  llvm::StringRef description() const override {
-    return "cut every stage into tasks that stream equal bytes";
-  }
+  BalanceRows() : Pass(PassId::BalanceRows) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
     const unsigned workers = m.target.workers;

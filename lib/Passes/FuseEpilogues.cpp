@@ -30,10 +30,7 @@ namespace {
 
 class FuseEpilogues : public Pass {
 public:
-  llvm::StringRef name() const override { return "fuse-epilogues"; }
-  llvm::StringRef description() const override {
-    return "RoPE, the V-cache write, SiLU*up, residual adds and argmax into their neighbours";
-  }
+  FuseEpilogues() : Pass(PassId::FuseEpilogues) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
     dead.assign(m.stages.size(), false);

@@ -27,10 +27,7 @@ namespace {
 
 class FuseFfn : public Pass {
 public:
-  llvm::StringRef name() const override { return "fuse-ffn"; }
-  llvm::StringRef description() const override {
-    return "gate/up + down -> per-worker FFN partials and a fixed-order reduce";
-  }
+  FuseFfn() : Pass(PassId::FuseFfn) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
     std::vector<Stage> out;

@@ -24,10 +24,7 @@ namespace {
 
 class FuseNorms : public Pass {
 public:
-  llvm::StringRef name() const override { return "fuse-norms"; }
-  llvm::StringRef description() const override {
-    return "every GEMV that consumes an RMSNorm recomputes it itself";
-  }
+  FuseNorms() : Pass(PassId::FuseNorms) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
     std::vector<bool> dead(m.stages.size());

@@ -26,10 +26,7 @@ uint64_t alignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 class Layout : public Pass {
 public:
-  llvm::StringRef name() const override { return "layout"; }
-  llvm::StringRef description() const override {
-    return "arena offsets of the buffers, packed weights in streaming order";
-  }
+  Layout() : Pass(PassId::Layout) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
     sizeBuffers(m);

@@ -60,10 +60,7 @@ std::vector<float> ropeInverseFrequencies(const Op &op) {
 
 class LowerGraph : public Pass {
 public:
-  llvm::StringRef name() const override { return "lower-graph"; }
-  llvm::StringRef description() const override {
-    return "one stage per graph op; matmuls sharing an input are stacked";
-  }
+  LowerGraph() : Pass(PassId::LowerGraph) {}
   bool run(Module &m, DiagnosticEngine &diags) override;
 
 private:

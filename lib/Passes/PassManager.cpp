@@ -5,6 +5,26 @@
 
 using namespace ti;
 
+llvm::StringRef Pass::name() const {
+  switch (id) {
+#define TI_PASS(Id, Name, Description)                                                             \
+  case PassId::Id:                                                                                 \
+    return Name;
+#include "ti/Passes/Passes.def"
+  }
+  return "?";
+}
+
+llvm::StringRef Pass::description() const {
+  switch (id) {
+#define TI_PASS(Id, Name, Description)                                                             \
+  case PassId::Id:                                                                                 \
+    return Description;
+#include "ti/Passes/Passes.def"
+  }
+  return "?";
+}
+
 void Pass::count(const std::string &counter, uint64_t n) {
   for (auto &[name, value] : stats)
     if (name == counter) {
@@ -52,19 +72,16 @@ void PassManager::printStatistics(llvm::raw_ostream &os) const {
 }
 
 std::vector<std::string> ti::defaultPipeline() {
-  return {"lower-graph", "fuse-norms",  "fuse-epilogues", "split-attention", "fuse-ffn",
-          "balance-rows", "place-barriers", "assign-workers", "layout"};
+  return {
+#define TI_PASS(Id, Name, Description) Name,
+#include "ti/Passes/Passes.def"
+  };
 }
 
 std::unique_ptr<Pass> ti::createPassByName(llvm::StringRef name) {
-  if (name == "lower-graph") return createLowerGraphPass();
-  if (name == "fuse-norms") return createFuseNormsPass();
-  if (name == "fuse-epilogues") return createFuseEpiloguesPass();
-  if (name == "split-attention") return createSplitAttentionPass();
-  if (name == "fuse-ffn") return createFuseFfnPass();
-  if (name == "balance-rows") return createBalanceRowsPass();
-  if (name == "place-barriers") return createPlaceBarriersPass();
-  if (name == "assign-workers") return createAssignWorkersPass();
-  if (name == "layout") return createLayoutPass();
+#define TI_PASS(Id, Name, Description)                                                             \
+  if (name == Name)                                                                                \
+    return create##Id##Pass();
+#include "ti/Passes/Passes.def"
   return nullptr;
 }

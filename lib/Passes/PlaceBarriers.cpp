@@ -91,10 +91,7 @@ bool conflicts(const Access &a, const Access &b) {
 
 class PlaceBarriers : public Pass {
 public:
-  llvm::StringRef name() const override { return "place-barriers"; }
-  llvm::StringRef description() const override {
-    return "the barrier after each wave, from the real dependencies";
-  }
+  PlaceBarriers() : Pass(PassId::PlaceBarriers) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
     std::vector<Access> openShort, openLong;

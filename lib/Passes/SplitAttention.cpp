@@ -38,10 +38,7 @@ namespace {
 
 class SplitAttention : public Pass {
 public:
-  llvm::StringRef name() const override { return "split-attention"; }
-  llvm::StringRef description() const override {
-    return "attention -> scores and values stages over chunks of the context";
-  }
+  SplitAttention() : Pass(PassId::SplitAttention) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
     std::vector<Stage> out;

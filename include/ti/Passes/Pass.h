@@ -3,6 +3,7 @@
 // A pass has a kebab-case name (its command-line name: --print-after=NAME), one
 // job, and reports problems as diagnostics at the graph op they concern. It never
 // prints on its own. Statistics it records are printed by `tic --pass-stats`.
+// Its name and description are its line of Passes.def.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_PASSES_PASS_H
@@ -20,11 +21,18 @@
 
 namespace ti {
 
+/// One value per line of Passes.def.
+enum class PassId {
+#define TI_PASS(Id, Name, Description) Id,
+#include "ti/Passes/Passes.def"
+};
+
 class Pass {
 public:
+  explicit Pass(PassId id) : id(id) {}
   virtual ~Pass() = default;
-  virtual llvm::StringRef name() const = 0;
-  virtual llvm::StringRef description() const = 0;
+  llvm::StringRef name() const;
+  llvm::StringRef description() const;
   /// Returns false after reporting an error; the module is then unusable.
   [[nodiscard]] virtual bool run(tir::Module &module, DiagnosticEngine &diags) = 0;
 
@@ -35,6 +43,7 @@ protected:
   void count(const std::string &counter, uint64_t n = 1);
 
 private:
+  PassId id;
   std::vector<std::pair<std::string, uint64_t>> stats;
 };
 
