@@ -5,7 +5,8 @@
       [--png out.png] [--layer L] [--json accounting.json]
 
 The input is what `tirun --trace` writes (lib/Runtime/Trace.cpp): one thread
-per worker, an "X" event per task (cat = opcode, args.wave, args.weight_bytes),
+per worker, an "X" event per task (cat = opcode, args.wave, args.weight_bytes,
+args.kind = the opcode's kind in include/ti/Plan/Opcodes.def),
 per grid barrier (cat "barrier", from the worker's arrival to its departure,
 args.wave = the wave it closes) and per token selection (cat "select").
 
@@ -17,12 +18,13 @@ to the last event's end, into five parts that sum to T exactly:
                      bandwidth B (GB/s). K (--kv-bytes, default 0) is the K/V
                      cache the attention tasks read, which the trace does not
                      record; it is shared evenly among the attention waves.
-  GEMV below the     for each wave that streams weights (gemv, ffn_partial,
-  roofline           lm_head, and an unknown opcode with weight bytes): its
-                     span minus its ideal streaming time.
+  GEMV below the     for each wave whose opcode streams weight matrices (kind
+  roofline           "stream": gemv, ffn_partial, lm_head): its span minus its
+                     ideal streaming time.
   barrier latency    for each barrier: from the last task end of the waves it
                      closes to its release (the last worker's departure).
-  attention          for each attention wave: its span, minus its share of K.
+  attention          for each attention wave (kind "attention"): its span,
+                     minus its share of K.
   other              the span of every other wave (select_token, embed,
                      reduce_residual, the step's token selection, which is
                      ordered before wave 0) minus its ideal streaming time (the
@@ -62,9 +64,6 @@ from dataclasses import dataclass, field
 
 from atomic_file import write_atomically
 
-STREAMING_OPCODES = {"gemv", "ffn_partial", "lm_head"}
-KNOWN_OPCODES = {"nop", "select_token", "embed", "gemv", "attention_scores",
-                 "attention_values", "ffn_partial", "reduce_residual", "lm_head"}
 CATEGORIES = ("ideal", "gemv", "barrier", "attention", "other")
 CATEGORY_LABELS = {
     "ideal": "ideal streaming",
@@ -83,6 +82,7 @@ class Wave:
     index: int
     name: str
     opcode: str
+    kind: str  # The opcode's kind (Opcodes.def); "select", "barrier" for those.
     tasks: list = field(default_factory=list)
     barriers: list = field(default_factory=list)
 
@@ -146,11 +146,12 @@ def end(event):
     return event["ts"] + event["dur"]
 
 
-def category_of(opcode, weight_bytes):
-    """The part a wave's span (less its ideal streaming time) belongs to."""
-    if opcode in STREAMING_OPCODES or (opcode not in KNOWN_OPCODES and weight_bytes > 0):
+def category_of(kind):
+    """The part a wave's span (less its ideal streaming time) belongs to, by
+    its opcode's kind (Opcodes.def)."""
+    if kind == "stream":
         return "gemv"
-    if opcode.startswith("attention"):
+    if kind == "attention":
         return "attention"
     return "other"
 
@@ -176,20 +177,21 @@ def group_waves(events):
     for e in events:
         cat = e["cat"]
         if cat == "select":
-            index, name, opcode = SELECT_WAVE, "select", "select"
+            index, name, opcode, kind = SELECT_WAVE, "select", "select", "select"
         elif cat == "barrier":
             index = e["args"]["wave"]
-            name, opcode = None, None
+            name, opcode, kind = None, None, None
         else:
             index, name, opcode = e["args"]["wave"], e["name"], cat
-        w = waves.setdefault(index, Wave(index, name, opcode))
+            kind = e["args"].get("kind", "?")
+        w = waves.setdefault(index, Wave(index, name, opcode, kind))
         if name is not None and w.name is None:
-            w.name, w.opcode = name, opcode
+            w.name, w.opcode, w.kind = name, opcode, kind
         (w.barriers if cat == "barrier" else w.tasks).append(e)
     for w in waves.values():
         if w.name is None:  # A barrier with no tasks, e.g. the step's closing one.
             w.name = re.sub(r"^barrier ", "", w.barriers[0]["name"])
-            w.opcode = "barrier"
+            w.opcode = w.kind = "barrier"
     return [waves[i] for i in sorted(waves)]
 
 
@@ -207,7 +209,7 @@ def cut_intervals(waves, start, stop):
 
 
 def wave_ideal_us(wave, bandwidth_gbs, kv_share_bytes):
-    extra = kv_share_bytes if wave.opcode.startswith("attention") else 0
+    extra = kv_share_bytes if wave.kind == "attention" else 0
     return (wave.weight_bytes + extra) / (bandwidth_gbs * 1e3)
 
 
@@ -219,7 +221,7 @@ def interval_pieces(k, interval, bandwidth_gbs, kv_share_bytes):
         done = max(t, w.last_end if w.last_end is not None else t)
         ideal = wave_ideal_us(w, bandwidth_gbs, kv_share_bytes)
         pieces.append(Piece(k, w, "ideal", ideal))
-        pieces.append(Piece(k, w, category_of(w.opcode, w.weight_bytes), done - t - ideal))
+        pieces.append(Piece(k, w, category_of(w.kind), done - t - ideal))
         t = done
     last = interval.waves[-1] if interval.waves else None
     if interval.closed:
@@ -237,7 +239,7 @@ def account(events, bandwidth_gbs, kv_bytes=0):
     start = min(e["ts"] for e in events)
     stop = max(end(e) for e in events)
     waves = group_waves(events)
-    attention = [w for w in waves if w.opcode.startswith("attention")]
+    attention = [w for w in waves if w.kind == "attention"]
     if kv_bytes and not attention:
         raise ValueError("--kv-bytes given but the trace has no attention wave")
     kv_share = kv_bytes / len(attention) if attention else 0
@@ -253,7 +255,7 @@ def gemv_by_pattern(acc):
     rows = defaultdict(lambda: {"waves": 0, "span_us": 0.0, "ideal_us": 0.0,
                                 "excess_us": 0.0, "bytes": 0})
     for p in acc.pieces:
-        if p.wave is None or category_of(p.wave.opcode, p.wave.weight_bytes) != "gemv":
+        if p.wave is None or category_of(p.wave.kind) != "gemv":
             continue
         r = rows[pattern_of(p.wave.name)]
         if p.category == "ideal":
@@ -334,18 +336,6 @@ def print_report(acc, out=None):
 
 # --- the picture -------------------------------------------------------------
 
-OPCODE_COLORS = {
-    "select": "#f2c200",
-    "select_token": "#b8860b",
-    "embed": "#8c564b",
-    "gemv": "#1f77b4",
-    "attention_scores": "#d62728",
-    "attention_values": "#ff7f7f",
-    "ffn_partial": "#2ca02c",
-    "reduce_residual": "#9467bd",
-    "lm_head": "#17becf",
-    "nop": "#7f7f7f",
-}
 BARRIER_COLOR = "#d9d9d9"
 CATEGORY_COLORS = {
     "ideal": "#4d4d4d",
@@ -356,16 +346,20 @@ CATEGORY_COLORS = {
 }
 
 
-SPARE_COLORS = ["#e377c2", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5"]
-unknown_colors = {}  # An opcode this script does not know -> its spare colour.
+# Opcodes get colours in the order they first appear in the step (the same
+# plan always colours alike), the token selection its own.
+PALETTE = ["#b8860b", "#8c564b", "#1f77b4", "#d62728", "#ff7f7f", "#2ca02c", "#9467bd",
+           "#17becf", "#7f7f7f", "#e377c2", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a"]
+SELECT_COLOR = "#f2c200"
+assigned_colors = {}
 
 
 def opcode_color(opcode):
-    if opcode in OPCODE_COLORS:
-        return OPCODE_COLORS[opcode]
-    if opcode not in unknown_colors:
-        unknown_colors[opcode] = SPARE_COLORS[len(unknown_colors) % len(SPARE_COLORS)]
-    return unknown_colors[opcode]
+    if opcode == "select":
+        return SELECT_COLOR
+    if opcode not in assigned_colors:
+        assigned_colors[opcode] = PALETTE[len(assigned_colors) % len(PALETTE)]
+    return assigned_colors[opcode]
 
 
 def draw_events(ax, acc, workers, t0):

@@ -7,12 +7,33 @@ using namespace ti::plan;
 
 const char *ti::plan::opcodeName(uint16_t opcode) {
   switch (opcode) {
-#define TI_OPCODE(Name, Value, Spelling)                                        \
-  case Value:                                                                  \
+#define TI_OPCODE(Name, Value, Spelling, Kind)                                                     \
+  case Value:                                                                                      \
     return Spelling;
 #include "ti/Plan/Opcodes.def"
   }
   return nullptr;
+}
+
+OpcodeKind ti::plan::opcodeKind(Opcode opcode) {
+  switch (opcode) {
+#define TI_OPCODE(Name, Value, Spelling, Kind)                                                     \
+  case Opcode::Name:                                                                               \
+    return OpcodeKind::Kind;
+#include "ti/Plan/Opcodes.def"
+  }
+  return OpcodeKind::Control;
+}
+
+const char *ti::plan::opcodeKindName(OpcodeKind kind) {
+  switch (kind) {
+  case OpcodeKind::Control: return "control";
+  case OpcodeKind::Gather: return "gather";
+  case OpcodeKind::Stream: return "stream";
+  case OpcodeKind::Attention: return "attention";
+  case OpcodeKind::Reduce: return "reduce";
+  }
+  return "?";
 }
 
 const char *ti::plan::bufferKindName(BufferKind kind) {

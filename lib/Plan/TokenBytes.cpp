@@ -20,8 +20,7 @@ int tensorAt(const Plan &p, uint64_t offset) {
 } // namespace
 
 bool streamsWeightMatrix(uint16_t opcode) {
-  return opcode == uint16_t(Opcode::Gemv) || opcode == uint16_t(Opcode::LmHead) ||
-         opcode == uint16_t(Opcode::FfnPartial);
+  return opcodeName(opcode) && opcodeKind(Opcode(opcode)) == OpcodeKind::Stream;
 }
 
 uint64_t streamedBytes(const TaskRecord &t) {

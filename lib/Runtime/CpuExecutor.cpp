@@ -42,17 +42,14 @@ struct CpuExecutor::Impl {
     done->arrive_and_wait();
   }
 
+  /// run<Name> for every line of Opcodes.def (CpuOps.h).
   void runTask(const TaskContext &c, const plan::TaskRecord &t) {
     switch (plan::Opcode(t.opcode)) {
-    case plan::Opcode::Embed: runEmbed(c, t); break;
-    case plan::Opcode::Gemv: runGemv(c, t); break;
-    case plan::Opcode::LmHead: runLmHead(c, t); break;
-    case plan::Opcode::AttentionScores: runAttentionScores(c, t); break;
-    case plan::Opcode::AttentionValues: runAttentionValues(c, t); break;
-    case plan::Opcode::FfnPartial: runFfnPartial(c, t); break;
-    case plan::Opcode::ReduceResidual: runReduceResidual(c, t); break;
-    case plan::Opcode::SelectToken: // Run by the step loop itself.
-    case plan::Opcode::Nop: break;
+#define TI_OPCODE(Name, Value, Spelling, Kind)                                                     \
+  case plan::Opcode::Name:                                                                         \
+    run##Name(c, t);                                                                               \
+    break;
+#include "ti/Plan/Opcodes.def"
     }
   }
 };

@@ -142,6 +142,10 @@ void weightedValues(const TaskContext &c, const TaskRecord &t, const AttentionSh
 
 } // namespace
 
+void cpu::runNop(const TaskContext &, const TaskRecord &) {}
+
+void cpu::runSelectToken(const TaskContext &, const TaskRecord &) {}
+
 void cpu::runEmbed(const TaskContext &c, const TaskRecord &t) {
   int32_t token = reinterpret_cast<const int32_t *>(c.arena + t.in[0])[t.worker];
   const uint16_t *row = weightsAt(c, t.weight) + uint64_t(token) * t.aux[0];

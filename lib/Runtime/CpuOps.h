@@ -24,6 +24,11 @@ struct TaskContext {
   bool longMode;          // ctx > the plan's split context.
 };
 
+// One per line of Opcodes.def: the executor's dispatch calls run<Name>.
+void runNop(const TaskContext &c, const plan::TaskRecord &t);
+/// Nothing: the executor's step loop runs selection itself (Select.h), for
+/// every worker at once, before the step's waves.
+void runSelectToken(const TaskContext &c, const plan::TaskRecord &t);
 void runEmbed(const TaskContext &c, const plan::TaskRecord &t);
 void runGemv(const TaskContext &c, const plan::TaskRecord &t);
 void runLmHead(const TaskContext &c, const plan::TaskRecord &t);

@@ -40,8 +40,11 @@ std::string ti::traceToChromeJson(const plan::Plan &plan,
         const std::string wave = t.wave < plan.waves.size() ? plan.waves[t.wave].name : "?";
         name = wave;
         category = op ? op : "?";
-        args = {{"wave", t.wave}, {"task", e.index}, {"rows", {t.rowBegin, t.rowEnd}},
-                {"weight_bytes", t.weightBytes}};
+        args = {{"wave", t.wave},
+                {"task", e.index},
+                {"rows", {t.rowBegin, t.rowEnd}},
+                {"weight_bytes", t.weightBytes},
+                {"kind", op ? plan::opcodeKindName(plan::opcodeKind(plan::Opcode(t.opcode))) : "?"}};
         break;
       }
       case TraceKind::GridBarrier:

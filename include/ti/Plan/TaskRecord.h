@@ -80,12 +80,19 @@
 namespace ti::plan {
 
 enum class Opcode : uint16_t {
-#define TI_OPCODE(Name, Value, Spelling) Name = Value,
+#define TI_OPCODE(Name, Value, Spelling, Kind) Name = Value,
 #include "ti/Plan/Opcodes.def"
 };
 
+/// What a task of an opcode does with memory (Opcodes.def explains).
+enum class OpcodeKind : uint8_t { Control, Gather, Stream, Attention, Reduce };
+
 /// The spelling of an opcode ("gemv"), or nullptr for an unknown value.
 const char *opcodeName(uint16_t opcode);
+/// The kind of a known opcode.
+OpcodeKind opcodeKind(Opcode opcode);
+/// "control", "gather", "stream", "attention", "reduce".
+const char *opcodeKindName(OpcodeKind kind);
 
 constexpr uint64_t kNone = ~uint64_t(0);
 constexpr uint32_t kNone32 = ~uint32_t(0);

@@ -137,9 +137,12 @@ TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t, con
     const uint64_t staged = uint64_t(t.aux[1]) * (t.rowEnd - t.rowBegin);
     return staged <= kReduceStagedFloats ? static_cast<uint32_t>(staged) : 0u;
   }
-  default:
+  case plan::Opcode::Nop:
+  case plan::Opcode::SelectToken:
+  case plan::Opcode::Embed:
     return 0;
   }
+  return 0;
 }
 
 } // namespace ti::cuda

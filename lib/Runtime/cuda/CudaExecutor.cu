@@ -98,7 +98,9 @@ Status ti::checkKernelSupport(const plan::Plan &p) {
       if (misaligned(t.in[1]) || misaligned(t.in[2]) || misaligned(t.out[1]))
         return Status::error(who + ": its K/V cache is not 16-byte aligned in the arena");
       break;
-    default:
+    case plan::Opcode::Nop:
+    case plan::Opcode::SelectToken:
+    case plan::Opcode::ReduceResidual:
       break;
     }
   }

@@ -16,7 +16,7 @@
 // 3. A step ends with a grid barrier (the plan's last wave has one; if it did
 //    not, the loop adds it), so the next selection sees every candidate.
 //
-// Dispatch is a switch on the opcode (Opcodes.def); an unknown opcode traps.
+// Dispatch is a switch on the opcode generated from Opcodes.def.
 // Each op family's arithmetic is in ops/<Op>.cuh; Sync.cuh owns all memory
 // ordering; WeightStream.cuh all weight loads.
 //
@@ -39,36 +39,25 @@
 namespace ti::cuda {
 namespace {
 
+__device__ void runNop(const KernelArgs &, const plan::TaskRecord &, const Step &, WeightStream &,
+                       const Scratch &) {}
+
+/// Nothing: the token loop runs selection itself (selectStep) at the start of
+/// every step, before the waves.
+__device__ void runSelectToken(const KernelArgs &, const plan::TaskRecord &, const Step &,
+                               WeightStream &, const Scratch &) {}
+
+/// run<Name> for every line of Opcodes.def: an opcode without one does not
+/// compile. The loader verified the plan, so every task's opcode is one of them.
 __device__ void runTask(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
                         WeightStream &ws, const Scratch &s) {
   ws.beginTask(t);
   switch (static_cast<plan::Opcode>(t.opcode)) {
-  case plan::Opcode::Nop:
-  case plan::Opcode::SelectToken: // Run by the token loop itself.
+#define TI_OPCODE(Name, Value, Spelling, Kind)                                                     \
+  case plan::Opcode::Name:                                                                         \
+    run##Name(a, t, step, ws, s);                                                                  \
     break;
-  case plan::Opcode::Embed:
-    runEmbed(a, t, ws);
-    break;
-  case plan::Opcode::Gemv:
-    runGemv(a, t, step, ws, s);
-    break;
-  case plan::Opcode::AttentionScores:
-    runAttentionScores(a, t, step, s);
-    break;
-  case plan::Opcode::AttentionValues:
-    runAttentionValues(a, t, step, s);
-    break;
-  case plan::Opcode::FfnPartial:
-    runFfnPartial(a, t, ws, s);
-    break;
-  case plan::Opcode::ReduceResidual:
-    runReduceResidual(a, t, s);
-    break;
-  case plan::Opcode::LmHead:
-    runLmHead(a, t, ws, s);
-    break;
-  default:
-    __trap(); // The loader verified the plan: this is a corrupt task array.
+#include "ti/Plan/Opcodes.def"
   }
   ws.endTask();
 }

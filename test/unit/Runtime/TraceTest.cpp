@@ -41,6 +41,7 @@ TEST(TraceTest, WritesOneThreadPerWorkerAndACompleteEventPerInterval) {
   EXPECT_DOUBLE_EQ(complete[1]["ts"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(complete[1]["dur"].get<double>(), 2.5);
   EXPECT_EQ(complete[1]["args"]["weight_bytes"], 4096);
+  EXPECT_EQ(complete[1]["args"]["kind"], "stream"); // Opcodes.def's kind of gemv.
   EXPECT_EQ(complete[2]["name"], "barrier L0.q+k+v");
   EXPECT_EQ(complete[3]["name"], "barrier (end of step)");
   EXPECT_EQ(complete[3]["tid"], 1);

@@ -193,7 +193,7 @@ __device__ void attendAllHeads(const KernelArgs &a, const plan::TaskRecord &t,
 }
 
 __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
-                                   const Scratch &s) {
+                                   WeightStream &, const Scratch &s) {
   const AttentionTask at = attentionTask(a, t, step);
   if (!step.longMode && at.chunk != 0)
     return;
@@ -281,7 +281,7 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
 }
 
 __device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
-                                   const Scratch &s) {
+                                   WeightStream &, const Scratch &s) {
   if (!step.longMode)
     return;
   const AttentionTask at = attentionTask(a, t, step);

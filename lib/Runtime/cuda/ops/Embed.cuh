@@ -13,7 +13,8 @@
 
 namespace ti::cuda {
 
-__device__ void runEmbed(const KernelArgs &a, const plan::TaskRecord &t, WeightStream &ws) {
+__device__ void runEmbed(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
+                         WeightStream &ws, const Scratch &) {
   const int32_t token = reinterpret_cast<const int32_t *>(a.arena + t.in[0])[t.worker];
   const uint32_t hidden = t.aux[0], begin = t.rowBegin, end = t.rowEnd;
   const uint64_t row = t.weight + uint64_t(token) * hidden * 2;

@@ -20,8 +20,8 @@
 
 namespace ti::cuda {
 
-__device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, WeightStream &ws,
-                              const Scratch &s) {
+__device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
+                              WeightStream &ws, const Scratch &s) {
   const uint32_t h = t.aux[0], n = t.rowEnd - t.rowBegin;
   const FfnLayout layout = ffnLayout(h, n);
   float *xs = s.floats + layout.xAt;

@@ -37,8 +37,8 @@ struct BestRow {
   }
 };
 
-__device__ void runLmHead(const KernelArgs &a, const plan::TaskRecord &t, WeightStream &ws,
-                          const Scratch &s) {
+__device__ void runLmHead(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
+                          WeightStream &ws, const Scratch &s) {
   const uint32_t k = t.aux[0];
   float *xs = s.floats;
   loadNormalizedInput(a, t, ws, k, 1, xs, s);

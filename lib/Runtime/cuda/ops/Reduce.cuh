@@ -15,8 +15,8 @@
 
 namespace ti::cuda {
 
-__device__ void runReduceResidual(const KernelArgs &a, const plan::TaskRecord &t,
-                                  const Scratch &s) {
+__device__ void runReduceResidual(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
+                                  WeightStream &, const Scratch &s) {
   const uint32_t h = t.aux[0], parts = t.aux[1];
   const uint32_t rows = t.rowEnd - t.rowBegin;
   const float *partials = arenaF32(a, t.in[0]);
