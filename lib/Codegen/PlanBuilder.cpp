@@ -80,6 +80,12 @@ bool PlanBuilder::modelInfo() {
     else if (eos->value.kind == AttrValue::Kind::Int)
       info.eos = {static_cast<int32_t>(eos->value.i)};
   }
+  if (info.eos.size() > plan::kMaxEndTokens) {
+    diags.error(g.findAttr("eos_tokens")->loc,
+                "eos_tokens names " + llvm::Twine(info.eos.size()) + " tokens; a plan holds " +
+                    llvm::Twine(plan::kMaxEndTokens) + " at most");
+    return false;
+  }
   for (int32_t id : info.eos)
     if (id < 0 || static_cast<uint32_t>(id) >= info.vocab) {
       diags.error(g.findAttr("eos_tokens")->loc,

@@ -132,6 +132,13 @@ void Verifier::checkHeader() {
     error("model: " + num(m.heads) + " heads is not a multiple of " + num(m.kvHeads) + " kv heads");
   if (m.headDim % 2)
     error("model: head_dim " + num(m.headDim) + " is odd (RoPE rotates pairs)");
+  if (m.eos.size() > kMaxEndTokens)
+    error("model: " + num(m.eos.size()) + " end-of-sequence tokens, more than the " +
+          num(kMaxEndTokens) + " a plan may name");
+  for (int32_t id : m.eos)
+    if (id < 0 || uint32_t(id) >= m.vocab)
+      error("model: end-of-sequence token " + std::to_string(id) + " is outside the vocabulary of " +
+            num(m.vocab));
   if (plan.target.workers == 0 || plan.target.workers > 0x10000)
     error("target: " + num(plan.target.workers) + " workers (1 to 65536 can be numbered)");
   const AttentionConfig &a = plan.attention;

@@ -10,8 +10,8 @@ SelectParams LoadedPlan::selectParams() const {
   SelectParams p{};
   p.maxContext = static_cast<int32_t>(plan.model.maxContext);
   p.eosCount = 0;
-  for (int32_t id : plan.model.eos)
-    if (p.eosCount < 8)
+  for (int32_t id : plan.model.eos) // The verifier allowed kMaxEndTokens at most.
+    if (p.eosCount < int32_t(plan::kMaxEndTokens))
       p.eos[p.eosCount++] = id;
   return p;
 }
@@ -26,8 +26,6 @@ StatusOr<std::shared_ptr<const LoadedPlan>> ti::loadPlan(plan::Plan planValue,
     if (!planValue.findBuffer(kind))
       return Status::error(std::string("the plan has no ") + plan::bufferKindName(kind) +
                            " buffer: it is not a decode plan");
-  if (planValue.model.eos.size() > 8)
-    return Status::error("the plan has more than 8 end-of-sequence tokens");
   if (Status s = weights->checkAgainst(planValue); !s.ok())
     return s;
   auto lp = std::make_shared<LoadedPlan>();

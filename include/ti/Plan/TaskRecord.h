@@ -97,6 +97,9 @@ const char *opcodeKindName(OpcodeKind kind);
 constexpr uint64_t kNone = ~uint64_t(0);
 constexpr uint32_t kNone32 = ~uint32_t(0);
 constexpr uint32_t kMaxStepsPerLaunch = 64;
+/// End-of-sequence tokens a plan may name (ModelInfo::eos); selection compares
+/// the step's token with each (Select.h).
+constexpr uint32_t kMaxEndTokens = 8;
 
 enum TaskFlags : uint16_t {
   kFlagResidual = 1 << 0,    // Gemv: add in[1].

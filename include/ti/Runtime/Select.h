@@ -21,7 +21,7 @@ namespace ti {
 struct SelectParams {
   int32_t maxContext;
   int32_t eosCount;
-  int32_t eos[8];
+  int32_t eos[plan::kMaxEndTokens];
 };
 
 /// The best of `n` candidates: the largest value, the lowest index on ties; a

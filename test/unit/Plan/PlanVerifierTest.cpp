@@ -389,6 +389,20 @@ TEST(PlanVerifierTest, ScoresBarrierNeededInLongMode) {
                            "missing barrier between wave 3 and wave 4 (long mode)"}));
 }
 
+TEST(PlanVerifierTest, EndTokens) {
+  Plan p = tinyPlan();
+  p.model.eos = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_TRUE(verifyPlan(p).ok()) << verifyPlan(p).message();
+  p.model.eos.push_back(9);
+  EXPECT_TRUE(hasError(p, {"model: 9 end-of-sequence tokens, more than the 8 a plan may name"}));
+  p.model.eos = {24};
+  EXPECT_TRUE(
+      hasError(p, {"model: end-of-sequence token 24 is outside the vocabulary of 24"}));
+  p.model.eos = {-1};
+  EXPECT_TRUE(
+      hasError(p, {"model: end-of-sequence token -1 is outside the vocabulary of 24"}));
+}
+
 TEST(PlanVerifierTest, LayoutHashMismatch) {
   Plan p = tinyPlan();
   p.layoutHash ^= 1;
