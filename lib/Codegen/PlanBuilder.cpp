@@ -1,17 +1,20 @@
 //===- PlanBuilder.cpp - Task IR to plan ----------------------------------===//
 //
-// 1. Model info: sizes from the stages (the embedding's shape, the attention's
-//    heads, the FFN's units), bos/eos/eps from the graph's attrs.
+// 1. Model info: sizes from the stages (the embedding's shape, the first
+//    attention's heads, the FFN's units), bos/eos/eps from the graph's attrs.
 // 2. Weights, buffers: copied from the module (layout made them).
 // 3. Waves: one per stage, with the barrier place-barriers chose.
 // 4. Tasks: one record per task, fields exactly as TaskRecord.h specifies for
-//    its opcode; then sorted by (worker, wave) for the executors.
+//    its opcode, each with its own stage's attention geometry where its opcode
+//    uses one (layers may differ); then sorted by (worker, wave) for the
+//    executors.
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Codegen/PlanBuilder.h"
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 using namespace ti;
 using namespace ti::tir;
@@ -25,8 +28,13 @@ public:
 
 private:
   uint64_t at(const Slice &s) const {
-    return s.valid() ? m.buffers[s.buffer].offset + s.offset * 4 : plan::kNone;
+    return s.valid()
+               ? m.buffers[s.buffer].offset + s.offset * bytesOf(plan::kActivationType)
+               : plan::kNone;
   }
+  /// The geometry fields a stage's tasks carry; false after reporting one
+  /// that does not fit the record's 16 bits.
+  bool geometryOf(const Stage &s, bool heads, bool row, bool chunks, plan::HeadGeometry &g);
   uint64_t normOffset(const Stage &s) const {
     return s.norm >= 0 ? m.packed[m.wholePacked[s.norm]].offset : plan::kNone;
   }
@@ -61,11 +69,11 @@ bool PlanBuilder::modelInfo() {
       info.hidden = table.type.shape[1];
     }
     if (s.kind == StageKind::AttentionScores) {
-      info.heads = s.heads;
-      info.kvHeads = s.kvHeads;
-      info.headDim = s.headDim;
-      info.layers++;
-      p.attention.chunks = s.chunks;
+      if (info.layers++ == 0) {
+        info.heads = s.heads;
+        info.kvHeads = s.kvHeads;
+        info.headDim = s.headDim;
+      }
     }
     if (s.kind == StageKind::FfnPartial)
       info.ffn = s.units;
@@ -97,8 +105,29 @@ bool PlanBuilder::modelInfo() {
     return false;
   }
   p.attention.splitContext = m.target.attentionSplitContext;
-  if (p.attention.chunks == 0)
-    p.attention.chunks = 1;
+  return true;
+}
+
+bool PlanBuilder::geometryOf(const Stage &s, bool heads, bool row, bool chunks,
+                             plan::HeadGeometry &g) {
+  g = plan::HeadGeometry{};
+  for (auto [use, value, name] : {std::tuple{heads, s.heads, "heads"},
+                                  std::tuple{row, s.kvHeads, "kv_heads"},
+                                  std::tuple{row, s.headDim, "head_dim"},
+                                  std::tuple{heads || chunks, s.chunks, "chunks"}})
+    if (use && value > 0xffff) {
+      diags.error(s.loc, "stage '" + s.name + "': " + name + " = " + llvm::Twine(value) +
+                             " does not fit a task's geometry (65535 at most)");
+      return false;
+    }
+  if (heads)
+    g.heads = uint16_t(s.heads);
+  if (row) {
+    g.kvHeads = uint16_t(s.kvHeads);
+    g.headDim = uint16_t(s.headDim);
+  }
+  if (chunks)
+    g.chunks = uint16_t(s.chunks);
   return true;
 }
 
@@ -160,10 +189,11 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
         r.out[1] = at(s.output2);
         r.aux[1] = s.vRowBegin;
       }
-      if (s.mergeChunks) {
+      if (s.mergeChunks)
         r.flags |= plan::kFlagMergeChunks;
-        r.aux[1] = s.chunks;
-      }
+      if (s.kind == StageKind::Gemv &&
+          !geometryOf(s, false, s.vCacheWrite, s.mergeChunks, r.geometry))
+        return false;
       if (s.kind == StageKind::LmHead) {
         r.out[1] = at(s.output2);
         r.aux[1] = t.aux1;
@@ -186,6 +216,8 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
         r.out[1] = at(s.input2); // Writes row pos of the K cache it reads.
       r.aux[0] = t.aux0;
       r.aux[1] = t.aux1;
+      if (!geometryOf(s, true, true, true, r.geometry))
+        return false;
       std::vector<float> params{static_cast<float>(s.scale)};
       params.insert(params.end(), s.ropeInvFreq.begin(), s.ropeInvFreq.end());
       r.param = addParams(std::move(params));

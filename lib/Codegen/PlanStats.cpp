@@ -39,7 +39,7 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
   os << "  barriers: " << barriers[BarrierKind::Grid] << " grid, "
      << barriers[BarrierKind::GridIfLong] << " grid if context > "
      << p.attention.splitContext << ", " << barriers[BarrierKind::None] << " none\n";
-  os << "  attention: " << p.attention.chunks << " chunks above context "
+  os << "  attention: " << p.attentionChunks() << " chunks above context "
      << p.attention.splitContext << "; max context " << p.model.maxContext << "\n";
 
   // Where the streamed bytes come from.
@@ -62,7 +62,7 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
                 sum == bytes.tasks ? "" : "  (does not match the tasks: a bug)");
   os << line;
   os << "floor per token: " << thousands(bytes.floorWeights()) << " bytes of weights + "
-     << thousands(kvCacheBytes(p.model, 1)) << " of K/V per position of context\n";
+     << thousands(kvCacheBytes(p, 1)) << " of K/V per position of context\n";
 
   // Per wave: tasks, active workers, bytes per active worker.
   std::snprintf(line, sizeof line, "%5s  %-24s %-16s %-12s %6s %7s %25s %9s\n", "wave", "name",

@@ -7,16 +7,6 @@
 
 using namespace ti;
 
-llvm::StringRef ti::dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::BF16: return "bf16";
-  case DType::F16: return "f16";
-  case DType::F32: return "f32";
-  case DType::I32: return "i32";
-  }
-  return "?";
-}
-
 std::optional<DType> ti::parseDType(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<DType>>(name)
       .Case("bf16", DType::BF16)
@@ -24,16 +14,6 @@ std::optional<DType> ti::parseDType(llvm::StringRef name) {
       .Case("f32", DType::F32)
       .Case("i32", DType::I32)
       .Default(std::nullopt);
-}
-
-unsigned ti::dtypeSize(DType dtype) {
-  switch (dtype) {
-  case DType::BF16:
-  case DType::F16: return 2;
-  case DType::F32:
-  case DType::I32: return 4;
-  }
-  return 0;
 }
 
 bool ti::isFloat(DType dtype) { return dtype != DType::I32; }
@@ -46,7 +26,7 @@ int64_t TensorType::numElements() const {
 }
 
 std::string TensorType::str() const {
-  std::string s = dtypeName(dtype).str() + "[";
+  std::string s = std::string(dtypeName(dtype)) + "[";
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";

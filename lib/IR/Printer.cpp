@@ -1,5 +1,6 @@
 //===- Printer.cpp - Canonical text of a graph and of the Graph IR --------===//
 #include "ti/IR/Printer.h"
+#include "ti/Plan/TaskRecord.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -211,7 +212,7 @@ void ti::printGraphStats(const Graph &graph, llvm::raw_ostream &os) {
     for (Tally *t : {&total, &byDType[w.type.dtype]}) {
       t->tensors += 1;
       t->params += n;
-      t->bytes += n * dtypeSize(w.type.dtype);
+      t->bytes += n * bytesOf(w.type.dtype);
     }
   }
   std::map<llvm::StringRef, unsigned> ops;
@@ -224,8 +225,9 @@ void ti::printGraphStats(const Graph &graph, llvm::raw_ostream &os) {
   for (const auto &[dtype, t] : byDType)
     os << llvm::formatv("  {0,-10}  {1,16}  parameters, {2} bytes\n", dtypeName(dtype),
                         withThousands(t.params), withThousands(t.bytes));
-  // The plan stores every weight in BF16, whatever the checkpoint held.
-  os << llvm::formatv("  as bf16     {0,16}  bytes\n", withThousands(total.params * 2));
+  // The plan stores every weight as plan::kWeightType, whatever the checkpoint held.
+  os << llvm::formatv("  as {0,-7}  {1,16}  bytes\n", dtypeName(plan::kWeightType),
+                      withThousands(total.params * bytesOf(plan::kWeightType)));
   os << "  ops        ";
   for (const auto &[name, count] : ops)
     os << ' ' << name << '=' << count;

@@ -102,7 +102,7 @@ void tir::printModule(const Module &m, llvm::raw_ostream &os) {
       if (t.worker >= 0)
         os << " worker=" << t.worker;
       if (s.kind == StageKind::AttentionScores || s.kind == StageKind::AttentionValues)
-        os << " kv_head=" << t.aux0 << " chunk=" << (t.aux1 & 0xffff);
+        os << " kv_head=" << t.aux0 << " chunk=" << t.aux1;
       if (t.packed >= 0)
         os << " weights=" << m.packed[t.packed].name << '+' << t.weightOffset - m.packed[t.packed].offset
            << '/' << t.weightBytes;

@@ -63,7 +63,7 @@ public:
           for (unsigned c = 0; c < s.chunks; ++c) {
             Task t(g, g + 1);
             t.aux0 = g;
-            t.aux1 = c | (s.chunks << 16);
+            t.aux1 = c;
             s.tasks.push_back(t);
           }
         continue;

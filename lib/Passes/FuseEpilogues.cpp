@@ -97,6 +97,9 @@ private:
     qkv.vCacheWrite = true;
     qkv.vRowBegin = attn.input3.offset - qkv.output.offset;
     qkv.output2 = attn.output3;
+    // A V cache row is the attention's kv_heads x head_dim values.
+    qkv.kvHeads = attn.kvHeads;
+    qkv.headDim = attn.headDim;
     count("v-cache-writes");
   }
 

@@ -28,6 +28,7 @@
 #include "StageUses.h"
 
 #include "ti/Passes/Passes.h"
+#include "ti/Plan/AttentionLayout.h"
 
 #include <algorithm>
 
@@ -64,11 +65,9 @@ public:
       }
       unsigned chunks = std::max(1u, m.target.workers / attn.kvHeads);
       chunks = std::min(chunks, m.target.attentionSplitContext);
-      chunks = std::min(chunks, 0xffffu);
-      uint64_t scores = uint64_t(attn.heads) * m.maxContext;
-      uint64_t stats = uint64_t(chunks) * attn.heads * 2;
-      uint64_t partials = uint64_t(chunks) * q;
-      uint64_t bytes = (scores + stats + partials) * 4;
+      chunks = std::min(chunks, 0xffffu); // A task's geometry holds 16 bits.
+      const plan::AttentionWorkspace ws{attn.heads, attn.headDim, chunks, m.maxContext};
+      const uint64_t bytes = ws.elements() * bytesOf(plan::kActivationType);
       std::string prefix = attn.layer >= 0 ? "L" + std::to_string(attn.layer) + "." : "";
       int workspace =
           m.addBuffer(prefix + "attention_workspace", plan::BufferKind::AttentionWorkspace, bytes);
@@ -81,7 +80,7 @@ public:
                              "projection), which sums the chunks' partial outputs");
           return false;
         }
-        s.input = Slice{workspace, scores + stats, q};
+        s.input = Slice{workspace, ws.partials(0, 0), q};
         s.mergeChunks = true;
         s.chunks = chunks;
       }
@@ -91,7 +90,7 @@ public:
       base.units = uint64_t(base.kvHeads) * chunks;
       base.input2 = base.output2; // The K cache (history read; row pos written).
       base.input3 = base.output3; // The V cache.
-      base.output = Slice{workspace, 0, scores + stats + partials};
+      base.output = Slice{workspace, 0, ws.elements()};
       base.output3 = Slice();
       Stage values = base;
       base.kind = StageKind::AttentionScores;

@@ -3,6 +3,8 @@
 
 #include "ti/Support/Fnv1a.h"
 
+#include <algorithm>
+
 using namespace ti::plan;
 
 const char *ti::plan::opcodeName(uint16_t opcode) {
@@ -59,6 +61,15 @@ const char *ti::plan::barrierKindName(BarrierKind kind) {
   case BarrierKind::GridIfLong: return "grid_if_long";
   }
   return "unknown";
+}
+
+uint32_t Plan::attentionChunks() const {
+  uint32_t most = 1;
+  for (const TaskRecord &t : tasks)
+    if (t.opcode == uint16_t(Opcode::AttentionScores) ||
+        t.opcode == uint16_t(Opcode::AttentionValues))
+      most = std::max<uint32_t>(most, t.geometry.chunks);
+  return most;
 }
 
 const Buffer *Plan::findBuffer(BufferKind kind) const {

@@ -8,10 +8,12 @@
 //   2. alignment: FlatBuffers reads scalars in place, so bytes not aligned to
 //      8 (the widest scalar) are copied first. Vectors are copied out as bytes
 //      (the verifier does not check their elements' alignment);
-//   3. the FlatBuffers verifier, with bounds on nesting depth and table count:
+//   3. the format version, from the root table alone (verified for just that),
+//      so that a plan of another version is named as such even where its
+//      fields are laid out differently;
+//   4. the FlatBuffers verifier, with bounds on nesting depth and table count:
 //      after it every offset, string and vector lies inside the buffer. It
 //      checks bounds only;
-//   4. the format version;
 //   5. while converting, that every table, vector and string the writer
 //      always writes is present and every enum value is known, and that the
 //      conversion copies no more bytes than the file holds. The verifier lets
@@ -113,7 +115,7 @@ std::string ti::plan::serializePlan(const Plan &plan) {
 
   auto model = writeModel(b, plan.model);
   auto target = writeTarget(b, plan.target);
-  auto attention = fb::CreateAttentionConfig(b, plan.attention.splitContext, plan.attention.chunks);
+  auto attention = fb::CreateAttentionConfig(b, plan.attention.splitContext);
   std::vector<Offset<fb::PackedTensor>> weights;
   for (const PackedTensor &t : plan.weights)
     weights.push_back(writeTensor(b, t));
@@ -309,7 +311,6 @@ Status PlanReader::read(const fb::Plan &in, Plan &out) {
     return Status::error("plan has no attention config");
   TI_RETURN_IF_ERROR(chargeTable());
   out.attention.splitContext = in.attention()->split_context();
-  out.attention.chunks = in.attention()->chunks();
 
   TI_RETURN_IF_ERROR(
       readTables(in.weights(), out.weights, "plan has no weights list", &PlanReader::readTensor));
@@ -334,14 +335,17 @@ Status PlanReader::read(const fb::Plan &in, Plan &out) {
 /// Whether the schema's TaskRecord puts each field where TaskRecord.h does:
 /// equal sizes (asserted above) would not catch two fields swapped.
 static bool taskLayoutMatchesSchema() {
-  TaskRecord r = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, {12, 13, 14}, {15, 16}, {17, 18}};
+  TaskRecord r = {1,  2,  3,  4,        5,        6,        7,           8,
+                  9,  10, 11, {12, 13, 14}, {15, 16}, {17, 18}, {19, 20, 21, 22}};
   fb::TaskRecord f;
   std::memcpy(static_cast<void *>(&f), &r, sizeof r);
+  const fb::HeadGeometry &g = f.geometry();
   return f.opcode() == 1 && f.flags() == 2 && f.wave() == 3 && f.worker() == 4 && f.layer() == 5 &&
          f.row_begin() == 6 && f.row_end() == 7 && f.param() == 8 && f.weight() == 9 &&
          f.weight_bytes() == 10 && f.norm() == 11 && f.in()->Get(0) == 12 && f.in()->Get(1) == 13 &&
          f.in()->Get(2) == 14 && f.out()->Get(0) == 15 && f.out()->Get(1) == 16 &&
-         f.aux()->Get(0) == 17 && f.aux()->Get(1) == 18;
+         f.aux()->Get(0) == 17 && f.aux()->Get(1) == 18 && g.heads() == 19 && g.kv_heads() == 20 &&
+         g.head_dim() == 21 && g.chunks() == 22;
 }
 
 StatusOr<Plan> ti::plan::readPlan(const void *data, size_t size) {
@@ -364,21 +368,34 @@ StatusOr<Plan> ti::plan::readPlan(const void *data, size_t size) {
     bytes = reinterpret_cast<const uint8_t *>(aligned.data());
   }
 
-  // 3. Bounds. A plan nests 6 deep (plan, weights, tensor, segments, segment,
-  // shape) and holds a few thousand tables; anything far past that is garbage.
   flatbuffers::Verifier::Options options;
   options.max_depth = 16;
   options.max_tables = 1u << 20;
   options.check_alignment = true;
+
+  // 3. The version, verified and read from the root table alone: another
+  // version may lay its fields out differently (version 1's tasks were 96
+  // bytes), so that the full verifier would call its file corrupt.
+  {
+    flatbuffers::Verifier rootOnly(bytes, size, options);
+    const flatbuffers::uoffset_t at = rootOnly.VerifyOffset(0);
+    const auto *table = at ? reinterpret_cast<const flatbuffers::Table *>(bytes + at) : nullptr;
+    if (!table || !table->VerifyTableStart(rootOnly) ||
+        !table->VerifyField<uint32_t>(rootOnly, fb::Plan::VT_FORMAT_VERSION, 4))
+      return Status::error("plan file is corrupt: the FlatBuffers verifier rejected it");
+    const uint32_t version = table->GetField<uint32_t>(fb::Plan::VT_FORMAT_VERSION, 0);
+    if (version != kFormatVersion)
+      return Status::error("plan format version " + std::to_string(version) +
+                           ", this build reads " + std::to_string(kFormatVersion) +
+                           ": compile the plan again with this build's tic");
+  }
+
+  // 4. Bounds. A plan nests 6 deep (plan, weights, tensor, segments, segment,
+  // shape) and holds a few thousand tables; anything far past that is garbage.
   flatbuffers::Verifier verifier(bytes, size, options);
   if (!fb::VerifyPlanBuffer(verifier))
     return Status::error("plan file is corrupt: the FlatBuffers verifier rejected it");
   const fb::Plan &root = *fb::GetPlan(bytes);
-
-  // 4. The version.
-  if (root.format_version() != kFormatVersion)
-    return Status::error("plan format version " + std::to_string(root.format_version()) +
-                         ", this build reads " + std::to_string(kFormatVersion));
 
   // 5. The fields.
   static const bool layoutMatches = taskLayoutMatchesSchema();

@@ -145,12 +145,13 @@ void printTask(std::ostream &os, const TaskRecord &t, unsigned index, const Rang
     os << " norm=" << weights.name(t.norm);
   printOffsets(os, "in", t.in, arena);
   printOffsets(os, "out", t.out, arena);
-  bool attention = t.opcode == uint16_t(Opcode::AttentionScores) ||
-                   t.opcode == uint16_t(Opcode::AttentionValues);
-  if (attention) // aux[1] packs (chunk, chunks) as c | C << 16.
-    os << " aux=" << t.aux[0] << ',' << (t.aux[1] & 0xffff) << '/' << (t.aux[1] >> 16);
-  else if (t.aux[0] != 0 || t.aux[1] != 0)
+  if (t.aux[0] != 0 || t.aux[1] != 0)
     os << " aux=" << t.aux[0] << ',' << t.aux[1];
+  const HeadGeometry &g = t.geometry;
+  for (auto [name, value] : {std::pair{"heads", g.heads}, std::pair{"kv_heads", g.kvHeads},
+                             std::pair{"head_dim", g.headDim}, std::pair{"chunks", g.chunks}})
+    if (value)
+      os << ' ' << name << '=' << value;
   if (t.param != kNone32)
     os << " param=" << t.param;
   if (t.flags != 0)
@@ -177,8 +178,7 @@ void printHeader(const Plan &plan, std::ostream &os) {
   // not probed) says so.
   os << " fingerprint=" << (t.workerFingerprint.empty() ? "none" : t.workerFingerprint) << '\n';
 
-  os << "attention split_context=" << plan.attention.splitContext
-     << " chunks=" << plan.attention.chunks << '\n';
+  os << "attention split_context=" << plan.attention.splitContext << '\n';
   os << "weights bytes=" << plan.weightsBytes << " layout_hash=" << ti::hexDigits(plan.layoutHash)
      << " tensors=" << plan.weights.size() << '\n';
   os << "arena bytes=" << plan.arenaBytes << " buffers=" << plan.buffers.size() << '\n';

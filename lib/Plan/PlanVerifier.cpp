@@ -1,13 +1,16 @@
 //===- PlanVerifier.cpp - Semantic checks of a decode plan ----------------===//
 //
 // a. Structure: format version; model sizes nonzero, heads % kv_heads == 0,
-//    head_dim even; at least one worker; chunks >= 1, split context >= chunks;
-//    at least one wave, known barrier kinds, the last wave's barrier Grid (the
-//    step barrier). Per task, sorted by (worker, wave), worker and wave in
-//    range, a known opcode, only the flags its opcode takes, the fields it uses
-//    present, rows non-empty, its params inside Plan::params, aux values
-//    consistent with the model and attention config, weightBytes what it
-//    streams. Errors here stop the verifier: the access model needs them.
+//    head_dim even, the end tokens in the vocabulary and at most
+//    kMaxEndTokens; at least one worker; at least one wave, known barrier
+//    kinds, the last wave's barrier Grid (the step barrier). Per task, sorted
+//    by (worker, wave), worker and wave in range, a known opcode, only the
+//    flags its opcode takes, the fields it uses present, rows non-empty, its
+//    params inside Plan::params, its geometry what its opcode and flags use
+//    (and zero elsewhere) and consistent (kv_heads divides heads, head_dim
+//    even, 1 <= chunks <= split context), aux values in range of it,
+//    weightBytes what it streams. Errors here stop the verifier: the access
+//    model needs them.
 // b. Weights layout: each tensor aligned, inside the weights data, as many
 //    bytes as its segments' bf16 elements, each segment inside its checkpoint
 //    shape; tensors disjoint; the layout hash matches.
@@ -18,6 +21,11 @@
 //    operand may use; a cache access starts at its cache buffer and stays in
 //    a row.
 // e. SelectToken: one per worker, all in wave 0, exactly one recording.
+//    Layers (if b and c hold): every task of one attention workspace has the
+//    same geometry, and the workspace is AttentionWorkspace's size; every K/V
+//    cache holds max context rows of its tasks' row width; a kFlagMergeChunks
+//    Gemv reads the partials of a workspace whose geometry it matches (its
+//    chunks, heads x head_dim columns).
 // f. Hazards (if all of the above hold), per mode over one step: the last
 //    wave's grid barrier orders everything across steps. Accesses go to
 //    domains: arena bytes; "row pos" of the caches; one lane per chunk for
@@ -42,12 +50,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/PlanVerifier.h"
+#include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/TaskAccesses.h"
 #include "ti/Support/Hex.h"
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -65,6 +75,13 @@ std::string span(uint64_t begin, uint64_t end) {
 }
 
 constexpr unsigned kBufferKinds = 10;
+constexpr uint64_t kWeightBytes = bytesOf(kWeightType), kCacheBytes = bytesOf(kCacheType),
+                   kActivationBytes = bytesOf(kActivationType), kTokenBytes = bytesOf(kTokenType);
+
+std::string geometryText(const HeadGeometry &g) {
+  return "heads " + num(g.heads) + " over " + num(g.kvHeads) + " kv heads of dim " +
+         num(g.headDim) + " in " + num(g.chunks) + " chunks";
+}
 
 bool isRowTask(Opcode op) {
   return op == Opcode::Embed || op == Opcode::Gemv || op == Opcode::FfnPartial ||
@@ -94,6 +111,8 @@ private:
 
   void checkHeader();
   void checkTask(size_t index);
+  void checkGeometry(size_t index);
+  void checkLayers();
   void checkWeights();
   void checkBuffers();
   void checkBounds(ModeAccesses &mode);
@@ -141,12 +160,8 @@ void Verifier::checkHeader() {
             num(m.vocab));
   if (plan.target.workers == 0 || plan.target.workers > 0x10000)
     error("target: " + num(plan.target.workers) + " workers (1 to 65536 can be numbered)");
-  const AttentionConfig &a = plan.attention;
-  if (a.chunks == 0 || a.chunks > 0xffff)
-    error("attention: " + num(a.chunks) + " chunks (1 to 65535 fit the task's aux[1])");
-  if (a.splitContext < a.chunks)
-    error("attention: split context " + num(a.splitContext) + " is below the " + num(a.chunks) +
-          " chunks (a long-mode chunk would be empty)");
+  if (plan.attention.splitContext == 0)
+    error("attention: the split context is 0");
   if (plan.waves.empty() || plan.waves.size() > 0x10000)
     error("plan has " + num(plan.waves.size()) + " waves (1 to 65536 can be numbered)");
   for (size_t w = 0; w < plan.waves.size(); ++w)
@@ -189,8 +204,7 @@ void Verifier::checkTask(size_t index) {
   else if (t.flags & ~allowed)
     error(who + " has flags " + hex(t.flags & ~allowed) + " that " + opcodeName(t.opcode) +
           " does not take");
-  if ((t.flags & kFlagVCache) && (t.flags & kFlagMergeChunks))
-    error(who + " has both vcache and merge_chunks, which both use aux[1]");
+  checkGeometry(index);
 
   // The fields each opcode reads (TaskRecord.h); kNone there is a broken task.
   struct Field {
@@ -228,7 +242,7 @@ void Verifier::checkTask(size_t index) {
   if ((gemvLike && t.norm != kNone) || op == Opcode::FfnPartial)
     needParams = 1; // eps
   else if (op == Opcode::AttentionScores)
-    needParams = 1 + m.headDim / 2; // softmax scale, inverse frequencies
+    needParams = 1 + t.geometry.headDim / 2; // softmax scale, inverse frequencies
   if (needParams && t.param == kNone32)
     error(who + " has no param, and needs " + num(needParams));
   else if (needParams && t.param + needParams > plan.params.size())
@@ -247,25 +261,21 @@ void Verifier::checkTask(size_t index) {
             "), the model's (hidden, vocab) is (" + num(m.hidden) + ", " + num(m.vocab) + ")");
     else if (t.rowEnd > m.hidden)
       error(who + " rows end at " + num(t.rowEnd) + ", past hidden " + num(m.hidden));
-    streams = 2 * rows;
+    streams = kWeightBytes * rows;
     break;
   case Opcode::Gemv:
   case Opcode::LmHead:
     if (t.aux[0] == 0)
       error(who + " has no columns (aux[0] is 0)");
-    if ((t.flags & kFlagMergeChunks) && t.aux[1] != plan.attention.chunks)
-      error(who + " merges " + num(t.aux[1]) + " chunks, the plan's attention has " +
-            num(plan.attention.chunks));
-    streams = 2 * rows * t.aux[0];
+    streams = kWeightBytes * rows * t.aux[0];
     break;
   case Opcode::AttentionScores:
   case Opcode::AttentionValues: {
-    uint32_t chunk = t.aux[1] & 0xffff, chunks = t.aux[1] >> 16;
-    if (t.aux[0] >= m.kvHeads)
-      error(who + " kv head " + num(t.aux[0]) + " is not below " + num(m.kvHeads));
-    if (chunks != plan.attention.chunks || chunk >= chunks)
-      error(who + " is chunk " + num(chunk) + " of " + num(chunks) + ", the plan's attention has " +
-            num(plan.attention.chunks) + " chunks");
+    const HeadGeometry &g = t.geometry;
+    if (g.kvHeads && t.aux[0] >= g.kvHeads)
+      error(who + " kv head " + num(t.aux[0]) + " is not below its " + num(g.kvHeads));
+    if (g.chunks && t.aux[1] >= g.chunks)
+      error(who + " is chunk " + num(t.aux[1]) + " of its " + num(g.chunks));
     if (op == Opcode::AttentionScores && t.out[1] != t.in[1])
       error(who + " out[1] is not in[1] (both are the layer's K cache)");
     break;
@@ -273,7 +283,7 @@ void Verifier::checkTask(size_t index) {
   case Opcode::FfnPartial:
     if (t.aux[0] == 0)
       error(who + " has hidden size 0 (aux[0])");
-    streams = 6 * rows * t.aux[0];
+    streams = 3 * kWeightBytes * rows * t.aux[0]; // Gate and up rows, down columns.
     break;
   case Opcode::ReduceResidual:
     if (t.aux[1] == 0)
@@ -286,6 +296,33 @@ void Verifier::checkTask(size_t index) {
   if (t.weightBytes != streams)
     error(who + " weightBytes is " + num(t.weightBytes) + ", but it streams " + num(streams) +
           " bytes");
+}
+
+/// The geometry fields a task's opcode and flags use must be consistent, and
+/// the rest zero (TaskRecord.h), so that a plan cannot carry a meaningless one.
+void Verifier::checkGeometry(size_t index) {
+  const TaskRecord &t = plan.tasks[index];
+  const HeadGeometry &g = t.geometry;
+  const auto op = static_cast<Opcode>(t.opcode);
+  const bool attention = op == Opcode::AttentionScores || op == Opcode::AttentionValues;
+  const bool vcache = op == Opcode::Gemv && (t.flags & kFlagVCache);
+  const bool merge = op == Opcode::Gemv && (t.flags & kFlagMergeChunks);
+  const bool usesHeads = attention, usesRow = attention || vcache, usesChunks = attention || merge;
+  std::string who = describe(index);
+  if ((!usesHeads && g.heads) || (!usesRow && (g.kvHeads || g.headDim)) ||
+      (!usesChunks && g.chunks)) {
+    error(who + " has geometry (" + geometryText(g) + ") it does not use");
+    return;
+  }
+  if (usesHeads && (g.heads == 0 || g.kvHeads == 0 || g.heads % g.kvHeads))
+    error(who + " geometry: " + num(g.heads) + " heads is not a positive multiple of " +
+          num(g.kvHeads) + " kv heads");
+  if (usesRow && (g.kvHeads == 0 || g.headDim == 0 || g.headDim % 2))
+    error(who + " geometry: " + num(g.kvHeads) + " kv heads of dim " + num(g.headDim) +
+          " (both positive, the dim even: RoPE rotates pairs)");
+  if (usesChunks && (g.chunks == 0 || g.chunks > plan.attention.splitContext))
+    error(who + " geometry: " + num(g.chunks) + " chunks, not 1 to the split context " +
+          num(plan.attention.splitContext) + " (a long-mode chunk would be empty)");
 }
 
 // --- b. Weights layout, c. buffers ----------------------------------------===//
@@ -318,15 +355,15 @@ void Verifier::checkWeights() {
       uint64_t segmentElements, bytes2;
       if (__builtin_mul_overflow(s.rowEnd - s.rowBegin, s.colEnd - s.colBegin, &segmentElements) ||
           __builtin_add_overflow(elements, segmentElements, &elements) ||
-          __builtin_mul_overflow(elements, uint64_t(2), &bytes2)) {
+          __builtin_mul_overflow(elements, kWeightBytes, &bytes2)) {
         error(who + " segments hold more elements than fit in 64 bits");
         elements = UINT64_MAX / 2;
         break;
       }
     }
-    if (t.bytes != 2 * elements)
-      error(who + " has " + num(t.bytes) + " bytes, its segments hold " + num(elements) +
-            " bf16 elements");
+    if (t.bytes != kWeightBytes * elements)
+      error(who + " has " + num(t.bytes) + " bytes, its segments hold " + num(elements) + " " +
+            dtypeName(kWeightType) + " elements");
   }
   tensorsByOffset.resize(plan.weights.size());
   for (uint32_t i = 0; i < tensorsByOffset.size(); ++i)
@@ -369,7 +406,7 @@ void Verifier::checkBuffers() {
       error(who + " is a second " + bufferKindName(b.kind) + " buffer (the first is '" +
             once[kind]->name + "')");
     once[kind] = &b;
-    uint64_t least = b.kind == BufferKind::TokenSlots  ? 4ull * plan.target.workers
+    uint64_t least = b.kind == BufferKind::TokenSlots  ? kTokenBytes * plan.target.workers
                      : b.kind == BufferKind::StepState ? sizeof(StepState)
                                                        : 0;
     if (b.bytes < least)
@@ -476,6 +513,78 @@ void Verifier::checkSelectTokens() {
     error("no select_token task has the record flag: nothing writes the step state");
 }
 
+// --- e. Layers ------------------------------------------------------------===//
+
+void Verifier::checkLayers() {
+  // Each workspace's geometry: its first attention task's (all must agree).
+  std::map<int64_t, std::pair<HeadGeometry, size_t>> workspaces;
+  auto homeOf = [&](uint64_t offset) {
+    return offset == kNone ? -1 : findHome(plan.buffers, buffersByOffset, offset, offset + 1);
+  };
+  auto sameGeometry = [](const HeadGeometry &a, const HeadGeometry &b) {
+    return a.heads == b.heads && a.kvHeads == b.kvHeads && a.headDim == b.headDim &&
+           a.chunks == b.chunks;
+  };
+  // A cache read or written with rows of `rowBytes` must hold maxContext of them.
+  auto checkCache = [&](size_t i, const char *operand, uint64_t offset, uint32_t kvRows) {
+    int64_t home = homeOf(offset);
+    if (home < 0)
+      return; // The bounds check has said so.
+    const Buffer &b = plan.buffers[home];
+    uint64_t want = uint64_t(plan.model.maxContext) * kvRows * kCacheBytes;
+    if (b.bytes != want)
+      error(describe(i) + " " + operand + ": cache '" + b.name + "' has " + num(b.bytes) +
+            " bytes, but " + num(plan.model.maxContext) + " rows of its " + num(kvRows) +
+            " values take " + num(want));
+  };
+  for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {
+    const TaskRecord &t = plan.tasks[i];
+    const auto op = static_cast<Opcode>(t.opcode);
+    if (op == Opcode::AttentionScores || op == Opcode::AttentionValues) {
+      checkCache(i, "in[1]", t.in[1], t.geometry.kvRows());
+      checkCache(i, "in[2]", t.in[2], t.geometry.kvRows());
+      int64_t home = homeOf(t.out[0]);
+      if (home < 0)
+        continue;
+      const Buffer &b = plan.buffers[home];
+      const AttentionWorkspace ws = AttentionWorkspace::of(t.geometry, plan.model.maxContext);
+      if (t.out[0] != b.offset || b.bytes != ws.elements() * kActivationBytes) {
+        error(describe(i) + " out[0]: workspace '" + b.name + "' [+" + num(b.offset) + ", +" +
+              num(b.bytes) + ") is not the " + num(ws.elements() * kActivationBytes) +
+              " bytes from out[0] that its geometry (" + geometryText(t.geometry) + ") lays out");
+        continue;
+      }
+      auto [it, first] = workspaces.try_emplace(home, t.geometry, i);
+      if (!first && !sameGeometry(it->second.first, t.geometry))
+        error(describe(i) + " and " + describe(it->second.second) + " share workspace '" +
+              b.name + "' with different geometry (" + geometryText(t.geometry) + "; " +
+              geometryText(it->second.first) + ")");
+    } else if (op == Opcode::Gemv && (t.flags & kFlagVCache)) {
+      checkCache(i, "out[1]", t.out[1], t.geometry.kvRows());
+    }
+  }
+  for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {
+    const TaskRecord &t = plan.tasks[i];
+    if (static_cast<Opcode>(t.opcode) != Opcode::Gemv || !(t.flags & kFlagMergeChunks))
+      continue;
+    int64_t home = homeOf(t.in[0]);
+    auto it = workspaces.find(home);
+    if (it == workspaces.end()) {
+      error(describe(i) + " merges the partials of a buffer no attention task writes");
+      continue;
+    }
+    const HeadGeometry &g = it->second.first;
+    const AttentionWorkspace ws = AttentionWorkspace::of(g, plan.model.maxContext);
+    const Buffer &b = plan.buffers[home];
+    if (t.in[0] != b.offset + ws.partials(0, 0) * kActivationBytes || t.aux[0] != g.qRows() ||
+        t.geometry.chunks != g.chunks)
+      error(describe(i) + " merges " + num(t.geometry.chunks) + " chunks of " + num(t.aux[0]) +
+            " values at '" + b.name + "'[+" + num(t.in[0] - b.offset) + "], but its partials are " +
+            num(g.chunks) + " chunks of " + num(g.qRows()) + " at [+" +
+            num(ws.partials(0, 0) * kActivationBytes) + "] (" + describe(it->second.second) + ")");
+  }
+}
+
 // --- f. Hazards -----------------------------------------------------------===//
 
 /// One access of the hazard domains (see the header comment).
@@ -547,7 +656,7 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
     if (found.size() < maxErrors)
       found.push_back(std::move(message));
   };
-  uint32_t chunks = plan.attention.chunks;
+  uint32_t chunks = plan.attentionChunks();
   std::vector<Domain> domains(2 + chunks);
   for (size_t i = 0; i < mode.accesses.size(); ++i) {
     const Access &a = mode.accesses[i];
@@ -712,6 +821,8 @@ std::vector<std::string> Verifier::run() {
       checkBounds(mode);
   }
   checkSelectTokens();
+  if (layoutOk && errors.empty())
+    checkLayers();
   if (!errors.empty())
     return errors;
 

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/TaskAccesses.h"
 
+#include "ti/Plan/AttentionLayout.h"
+
 #include <algorithm>
 
 using namespace ti::plan;
@@ -26,6 +28,10 @@ uint64_t mul(uint64_t a, uint64_t b) {
   uint64_t r;
   return __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
 }
+
+// Element sizes (TaskRecord.h's storage types).
+constexpr uint64_t kW = bytesOf(kWeightType), kC = bytesOf(kCacheType),
+                   kA = bytesOf(kActivationType), kT = bytesOf(kTokenType);
 
 /// Appends the accesses of one task; the helpers name the buffer kinds each
 /// operand may live in, which the verifier checks.
@@ -64,7 +70,7 @@ private:
     a.begin = colBegin;
     a.end = colEnd;
     a.cacheBase = base;
-    a.rowBytes = mul(plan.model.kvHeads, mul(plan.model.headDim, 2));
+    a.rowBytes = mul(t.geometry.kvRows(), kC); // KV bf16 values.
     a.rows = plan.model.maxContext;
     a.includesCurrentRow = inclusive;
     a.expectedKinds = kindBit(bufferKind);
@@ -86,34 +92,34 @@ private:
 
 void AccessListBuilder::selectToken() {
   plain(Operand::In0, false, t.in[0], mul(t.aux[0], sizeof(Candidate)), BufferKind::Candidates);
-  plain(Operand::In1, false, t.in[1], 4 * kMaxStepsPerLaunch, BufferKind::Prompt);
-  plain(Operand::Out0, true, add(t.out[0], 4ull * t.worker), 4, BufferKind::TokenSlots);
+  plain(Operand::In1, false, t.in[1], kT * kMaxStepsPerLaunch, BufferKind::Prompt);
+  plain(Operand::Out0, true, add(t.out[0], kT * t.worker), kT, BufferKind::TokenSlots);
   if (t.flags & kFlagRecord)
     plain(Operand::Out1, true, t.out[1], sizeof(StepState), BufferKind::StepState);
 }
 
 void AccessListBuilder::embed() {
   // The row read depends on the token: the whole table is the access.
-  weights(Operand::Weight, t.weight, mul(mul(t.aux[1], t.aux[0]), 2));
-  plain(Operand::In0, false, add(t.in[0], 4ull * t.worker), 4, BufferKind::TokenSlots);
-  plain(Operand::Out0, true, add(t.out[0], 4ull * t.rowBegin), 4ull * (t.rowEnd - t.rowBegin),
+  weights(Operand::Weight, t.weight, mul(mul(t.aux[1], t.aux[0]), kW));
+  plain(Operand::In0, false, add(t.in[0], kT * t.worker), kT, BufferKind::TokenSlots);
+  plain(Operand::Out0, true, add(t.out[0], kA * t.rowBegin), kA * (t.rowEnd - t.rowBegin),
         BufferKind::Activation);
 }
 
 void AccessListBuilder::gemv(bool lmHead) {
   uint64_t k = t.aux[0], rows = t.rowEnd - t.rowBegin;
-  weights(Operand::Weight, t.weight, mul(mul(rows, k), 2));
+  weights(Operand::Weight, t.weight, mul(mul(rows, k), kW));
   if (t.norm != kNone)
-    weights(Operand::Norm, t.norm, mul(k, 2));
+    weights(Operand::Norm, t.norm, mul(k, kW));
   if (!lmHead && (t.flags & kFlagMergeChunks)) {
-    uint64_t chunks = isLong ? t.aux[1] : 1; // C' of the spec.
-    plain(Operand::In0, false, t.in[0], mul(mul(chunks, k), 4), BufferKind::AttentionWorkspace);
+    uint64_t chunks = isLong ? t.geometry.chunks : 1; // C' of the spec.
+    plain(Operand::In0, false, t.in[0], mul(mul(chunks, k), kA), BufferKind::AttentionWorkspace);
   } else {
-    plain(Operand::In0, false, t.in[0], mul(k, 4), BufferKind::Activation);
+    plain(Operand::In0, false, t.in[0], mul(k, kA), BufferKind::Activation);
   }
   if (!lmHead && (t.flags & kFlagResidual))
-    plain(Operand::In1, false, add(t.in[1], 4ull * t.rowBegin), 4 * rows, BufferKind::Activation);
-  plain(Operand::Out0, true, add(t.out[0], 4ull * t.rowBegin), 4 * rows,
+    plain(Operand::In1, false, add(t.in[1], kA * t.rowBegin), kA * rows, BufferKind::Activation);
+  plain(Operand::Out0, true, add(t.out[0], kA * t.rowBegin), kA * rows,
         lmHead ? BufferKind::Logits : BufferKind::Activation);
   if (lmHead) {
     plain(Operand::Out1, true, add(t.out[1], mul(t.aux[1], sizeof(Candidate))), sizeof(Candidate),
@@ -122,27 +128,24 @@ void AccessListBuilder::gemv(bool lmHead) {
     // Rows >= aux[1] are the v part; they go to V cache columns i - aux[1].
     uint64_t first = std::max<uint64_t>(t.rowBegin, t.aux[1]);
     if (first < t.rowEnd)
-      cache(AccessKind::CacheRow, Operand::Out1, true, t.out[1], 2 * (first - t.aux[1]),
-            2 * (uint64_t(t.rowEnd) - t.aux[1]), BufferKind::VCache);
+      cache(AccessKind::CacheRow, Operand::Out1, true, t.out[1], kC * (first - t.aux[1]),
+            kC * (uint64_t(t.rowEnd) - t.aux[1]), BufferKind::VCache);
   }
 }
 
 void AccessListBuilder::attention(bool values) {
-  const ModelInfo &m = plan.model;
-  uint64_t d = m.headDim, heads = m.heads, g = t.aux[0];
-  uint64_t group = heads / m.kvHeads; // G
-  uint64_t c = t.aux[1] & 0xffff, chunks = t.aux[1] >> 16;
-  uint64_t firstHead = g * group;
-  // This kv head's columns of a cache row, and the workspace's three parts.
-  uint64_t colBegin = 2 * g * d, colEnd = 2 * (g + 1) * d;
-  uint64_t rowsBytes = mul(mul(group, m.maxContext), 4); // The group's score rows.
-  uint64_t scores = add(t.out[0], mul(mul(firstHead, m.maxContext), 4));
-  uint64_t stats = add(t.out[0], mul(mul(heads, m.maxContext), 4));
-  uint64_t partials = add(stats, mul(chunks, heads * 8));
-  auto statsOf = [&](uint64_t chunk) { return add(stats, (chunk * heads + firstHead) * 8); };
-  auto partialsOf = [&](uint64_t chunk) {
-    return add(partials, mul(chunk * heads + firstHead, d * 4));
-  };
+  const HeadGeometry &geo = t.geometry;
+  const uint64_t d = geo.headDim, g = t.aux[0], group = geo.group(); // D, g, G
+  const uint64_t c = t.aux[1], chunks = geo.chunks;
+  const uint32_t firstHead = uint32_t(g * group);
+  const AttentionWorkspace ws = AttentionWorkspace::of(geo, plan.model.maxContext);
+  // This kv head's columns of a cache row, and the workspace's three parts, in bytes.
+  const uint64_t colBegin = kC * g * d, colEnd = kC * (g + 1) * d;
+  auto at = [&](uint64_t element) { return add(t.out[0], mul(element, kA)); };
+  const uint64_t scores = at(ws.scores(firstHead));
+  const uint64_t rowsBytes = mul(mul(group, ws.maxContext), kA); // The group's score rows.
+  auto statsOf = [&](uint64_t chunk) { return at(ws.stats(uint32_t(chunk), firstHead)); };
+  auto partialsOf = [&](uint64_t chunk) { return at(ws.partials(uint32_t(chunk), firstHead)); };
   // Chunk c's part of the group's score rows (long mode only).
   auto scoreRows = [&](bool write) {
     Access s;
@@ -151,8 +154,8 @@ void AccessListBuilder::attention(bool values) {
     s.write = write;
     s.begin = scores;
     s.end = add(scores, rowsBytes);
-    s.chunk = c;
-    s.chunks = chunks;
+    s.chunk = uint32_t(c);
+    s.chunks = uint32_t(chunks);
     s.expectedKinds = kindBit(BufferKind::AttentionWorkspace);
     out.push_back(s);
   };
@@ -165,8 +168,8 @@ void AccessListBuilder::attention(bool values) {
           BufferKind::VCache, /*inclusive=*/c + 1 == chunks);
     scoreRows(/*write=*/false);
     for (uint64_t other = 0; other < chunks; ++other)
-      plain(Operand::Out0, false, statsOf(other), group * 8, BufferKind::AttentionWorkspace);
-    plain(Operand::Out0, true, partialsOf(c), group * d * 4, BufferKind::AttentionWorkspace);
+      plain(Operand::Out0, false, statsOf(other), group * 2 * kA, BufferKind::AttentionWorkspace);
+    plain(Operand::Out0, true, partialsOf(c), group * d * kA, BufferKind::AttentionWorkspace);
     return;
   }
 
@@ -174,10 +177,10 @@ void AccessListBuilder::attention(bool values) {
     return; // Short mode: chunk 0 does the whole attention.
   // q of the group's heads and k of head g from the stacked q|k|v vector (every
   // chunk is assumed to read k: chunk 0 stores it, the last chunk scores it).
-  uint64_t q = heads * d;
-  plain(Operand::In0, false, add(t.in[0], firstHead * d * 4), group * d * 4,
+  const uint64_t q = geo.qRows();
+  plain(Operand::In0, false, add(t.in[0], firstHead * d * kA), group * d * kA,
         BufferKind::Activation);
-  plain(Operand::In0, false, add(t.in[0], (q + g * d) * 4), d * 4, BufferKind::Activation);
+  plain(Operand::In0, false, add(t.in[0], (q + g * d) * kA), d * kA, BufferKind::Activation);
   // Keys before pos come from the cache; the key at pos from in[0], never row pos.
   cache(AccessKind::CacheHistory, Operand::In1, false, t.in[1], colBegin, colEnd,
         BufferKind::KCache);
@@ -188,29 +191,29 @@ void AccessListBuilder::attention(bool values) {
     cache(AccessKind::CacheHistory, Operand::In2, false, t.in[2], colBegin, colEnd,
           BufferKind::VCache, /*inclusive=*/true);
     plain(Operand::Out0, true, scores, rowsBytes, BufferKind::AttentionWorkspace);
-    plain(Operand::Out0, true, partialsOf(0), group * d * 4, BufferKind::AttentionWorkspace);
+    plain(Operand::Out0, true, partialsOf(0), group * d * kA, BufferKind::AttentionWorkspace);
     return;
   }
   scoreRows(/*write=*/true);
-  plain(Operand::Out0, true, statsOf(c), group * 8, BufferKind::AttentionWorkspace);
+  plain(Operand::Out0, true, statsOf(c), group * 2 * kA, BufferKind::AttentionWorkspace);
 }
 
 void AccessListBuilder::ffnPartial() {
   uint64_t h = t.aux[0], n = t.rowEnd - t.rowBegin;
-  weights(Operand::Weight, t.weight, mul(mul(3 * n, h), 2));
-  weights(Operand::Norm, t.norm, mul(h, 2));
-  plain(Operand::In0, false, t.in[0], mul(h, 4), BufferKind::Activation);
-  plain(Operand::Out0, true, add(t.out[0], mul(mul(t.aux[1], h), 4)), mul(h, 4),
+  weights(Operand::Weight, t.weight, mul(mul(3 * n, h), kW));
+  weights(Operand::Norm, t.norm, mul(h, kW));
+  plain(Operand::In0, false, t.in[0], mul(h, kA), BufferKind::Activation);
+  plain(Operand::Out0, true, add(t.out[0], mul(mul(t.aux[1], h), kA)), mul(h, kA),
         BufferKind::Partials);
 }
 
 void AccessListBuilder::reduceResidual() {
   uint64_t h = t.aux[0], rows = t.rowEnd - t.rowBegin;
   for (uint64_t p = 0; p < t.aux[1]; ++p)
-    plain(Operand::In0, false, add(t.in[0], mul(add(mul(p, h), t.rowBegin), 4)), 4 * rows,
+    plain(Operand::In0, false, add(t.in[0], mul(add(mul(p, h), t.rowBegin), kA)), kA * rows,
           BufferKind::Partials);
-  plain(Operand::In1, false, add(t.in[1], 4ull * t.rowBegin), 4 * rows, BufferKind::Activation);
-  plain(Operand::Out0, true, add(t.out[0], 4ull * t.rowBegin), 4 * rows, BufferKind::Activation);
+  plain(Operand::In1, false, add(t.in[1], kA * t.rowBegin), kA * rows, BufferKind::Activation);
+  plain(Operand::Out0, true, add(t.out[0], kA * t.rowBegin), kA * rows, BufferKind::Activation);
 }
 
 void AccessListBuilder::run() {

@@ -26,7 +26,7 @@ bool streamsWeightMatrix(uint16_t opcode) {
 uint64_t streamedBytes(const TaskRecord &t) {
   uint64_t bytes = t.weight != kNone ? t.weightBytes : 0;
   if (t.norm != kNone)
-    bytes += uint64_t(t.aux[0]) * 2;
+    bytes += uint64_t(t.aux[0]) * bytesOf(kWeightType);
   return bytes;
 }
 
@@ -40,7 +40,7 @@ TokenBytes tokenBytes(const Plan &p) {
     b.tasks += streamedBytes(t);
     if (t.norm != kNone) {
       norms.insert(tensorAt(p, t.norm));
-      normReads += uint64_t(t.aux[0]) * 2;
+      normReads += uint64_t(t.aux[0]) * bytesOf(kWeightType);
     }
     if (t.weight == kNone)
       continue;
@@ -62,12 +62,17 @@ TokenBytes tokenBytes(const Plan &p) {
   return b;
 }
 
-uint64_t kvCacheBytes(const ModelInfo &m, uint64_t positions) {
-  return positions * m.layers * 2 * m.kvHeads * m.headDim * 2;
+uint64_t kvCacheBytes(const Plan &p, uint64_t positions) {
+  // Every cache holds maxContext rows; a position is one row of each.
+  uint64_t cacheBytes = 0;
+  for (const Buffer &b : p.buffers)
+    if (b.kind == BufferKind::KCache || b.kind == BufferKind::VCache)
+      cacheBytes += b.bytes;
+  return p.model.maxContext ? positions * (cacheBytes / p.model.maxContext) : 0;
 }
 
 uint64_t floorBytes(const Plan &plan, uint64_t context) {
-  return tokenBytes(plan).floorWeights() + kvCacheBytes(plan.model, context);
+  return tokenBytes(plan).floorWeights() + kvCacheBytes(plan, context);
 }
 
 double floorSeconds(uint64_t bytes, double gigabytesPerSecond) {

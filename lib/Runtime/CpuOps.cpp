@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "CpuOps.h"
 
+#include "ti/Plan/AttentionLayout.h"
 #include "ti/Support/Bf16.h"
 
 #include <algorithm>
@@ -83,26 +84,18 @@ void rope(const float *invFreq, int32_t pos, float *v, uint32_t headDim) {
   }
 }
 
+/// An attention task's shape: its layer's geometry, its chunk, and where its
+/// workspace keeps what (AttentionLayout.h).
 struct AttentionShape {
-  uint32_t heads, kvHeads, headDim, group, q, kv, maxContext, chunk, chunks;
-  uint64_t statsAt, partialsAt; // Element offsets in the workspace.
+  uint32_t headDim, group, q, kv, chunk, chunks;
+  plan::AttentionWorkspace ws;
 };
 
 AttentionShape attentionShape(const TaskContext &c, const TaskRecord &t) {
-  const plan::ModelInfo &m = c.plan->model;
-  AttentionShape s;
-  s.heads = m.heads;
-  s.kvHeads = m.kvHeads;
-  s.headDim = m.headDim;
-  s.group = m.heads / m.kvHeads;
-  s.q = m.heads * m.headDim;
-  s.kv = m.kvHeads * m.headDim;
-  s.maxContext = m.maxContext;
-  s.chunk = t.aux[1] & 0xffff;
-  s.chunks = t.aux[1] >> 16;
-  s.statsAt = uint64_t(s.heads) * s.maxContext;
-  s.partialsAt = s.statsAt + uint64_t(s.chunks) * s.heads * 2;
-  return s;
+  const plan::HeadGeometry &g = t.geometry;
+  return AttentionShape{g.headDim,   g.group(),  g.qRows(),
+                        g.kvRows(),  t.aux[1],   g.chunks,
+                        plan::AttentionWorkspace::of(g, c.plan->model.maxContext)};
 }
 
 /// This step's key for kv head g, rotated and rounded to bf16 (as the cache
@@ -163,7 +156,7 @@ void gemvInput(const TaskContext &c, const TaskRecord &t, std::vector<float> &x)
     normalizeInput(c, t, in, k, x);
     return;
   }
-  uint32_t chunks = c.longMode ? t.aux[1] : 1;
+  uint32_t chunks = c.longMode ? t.geometry.chunks : 1;
   std::vector<float> sum(in, in + k);
   for (uint32_t ch = 1; ch < chunks; ++ch)
     for (uint32_t i = 0; i < k; ++i)
@@ -184,10 +177,9 @@ void cpu::runGemv(const TaskContext &c, const TaskRecord &t) {
     if (residual)
       v = residual[i] + v;
     y[i] = v;
-    if ((t.flags & plan::kFlagVCache) && i >= t.aux[1]) {
-      uint32_t kv = c.plan->model.kvHeads * c.plan->model.headDim;
-      arenaBf16(c, t.out[1])[uint64_t(c.pos) * kv + (i - t.aux[1])] = floatToBf16(v);
-    }
+    if ((t.flags & plan::kFlagVCache) && i >= t.aux[1])
+      arenaBf16(c, t.out[1])[uint64_t(c.pos) * t.geometry.kvRows() + (i - t.aux[1])] =
+          floatToBf16(v);
   }
 }
 
@@ -236,7 +228,7 @@ void cpu::runAttentionScores(const TaskContext &c, const TaskRecord &t) {
   for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {
     std::copy(qkv + h * s.headDim, qkv + (h + 1) * s.headDim, q.begin());
     rope(invFreq, c.pos, q.data(), s.headDim);
-    float *scores = ws + uint64_t(h) * s.maxContext;
+    float *scores = ws + s.ws.scores(h);
     float m = -INFINITY;
     for (int32_t j = jb; j < je; ++j) {
       scores[j] = score(c, t, s, q.data(), kNow, j, scale);
@@ -246,14 +238,14 @@ void cpu::runAttentionScores(const TaskContext &c, const TaskRecord &t) {
     for (int32_t j = jb; j < je; ++j)
       l += std::exp(scores[j] - m);
     if (c.longMode) {
-      ws[s.statsAt + (uint64_t(s.chunk) * s.heads + h) * 2] = m;
-      ws[s.statsAt + (uint64_t(s.chunk) * s.heads + h) * 2 + 1] = l;
+      ws[s.ws.stats(s.chunk, h)] = m;
+      ws[s.ws.stats(s.chunk, h) + 1] = l;
       continue;
     }
     // Short mode: the whole attention of this head, here.
     for (int32_t j = jb; j < je; ++j)
       weights[j - jb] = std::exp(scores[j] - m) / l;
-    weightedValues(c, t, s, weights.data(), jb, je, ws + s.partialsAt + uint64_t(h) * s.headDim);
+    weightedValues(c, t, s, weights.data(), jb, je, ws + s.ws.partials(0, h));
   }
 }
 
@@ -269,17 +261,16 @@ void cpu::runAttentionValues(const TaskContext &c, const TaskRecord &t) {
   for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {
     float m = -INFINITY;
     for (uint32_t ch = 0; ch < s.chunks; ++ch)
-      m = std::max(m, ws[s.statsAt + (uint64_t(ch) * s.heads + h) * 2]);
+      m = std::max(m, ws[s.ws.stats(ch, h)]);
     float l = 0;
     for (uint32_t ch = 0; ch < s.chunks; ++ch) {
-      const float *st = ws + s.statsAt + (uint64_t(ch) * s.heads + h) * 2;
+      const float *st = ws + s.ws.stats(ch, h);
       l += st[1] * std::exp(st[0] - m);
     }
-    const float *scores = ws + uint64_t(h) * s.maxContext;
+    const float *scores = ws + s.ws.scores(h);
     for (int32_t j = jb; j < je; ++j)
       weights[j - jb] = std::exp(scores[j] - m) / l;
-    weightedValues(c, t, s, weights.data(), jb, je,
-                   ws + s.partialsAt + (uint64_t(s.chunk) * s.heads + h) * s.headDim);
+    weightedValues(c, t, s, weights.data(), jb, je, ws + s.ws.partials(s.chunk, h));
   }
 }
 

@@ -165,7 +165,7 @@ class GpuVsCpuModelTest : public GpuVsCpuTest,
 TEST_P(GpuVsCpuModelTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
   auto lp = devicePlan(GetParam(), "--max-context 64");
   ASSERT_TRUE(lp);
-  ASSERT_GT(lp->plan.attention.chunks, 1u);
+  ASSERT_GT(lp->plan.attentionChunks(), 1u);
   expectStepsMatchTheCpu(lp, 20, 0);
 }
 

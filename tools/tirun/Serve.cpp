@@ -72,7 +72,7 @@ int serve(BenchTarget &b) {
                     plan.target.name + " (" +
                     std::to_string(plan.target.workers) + " workers)";
   ready["weight_floor_bytes"] = plan::tokenBytes(plan).floorWeights();
-  ready["kv_bytes_per_position"] = plan::kvCacheBytes(plan.model, 1);
+  ready["kv_bytes_per_position"] = plan::kvCacheBytes(plan, 1);
   ready["reload"] = true; // Understands 'reload'.
   reply(ready);
 

@@ -18,6 +18,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
 
+#include "ti/Support/DType.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,11 +27,7 @@
 
 namespace ti {
 
-enum class DType : uint8_t { BF16, F16, F32, I32 };
-
-llvm::StringRef dtypeName(DType dtype);
 std::optional<DType> parseDType(llvm::StringRef name);
-unsigned dtypeSize(DType dtype);
 bool isFloat(DType dtype);
 
 struct TensorType {

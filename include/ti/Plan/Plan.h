@@ -23,7 +23,7 @@
 namespace ti::plan {
 
 /// Bumped on any change a reader of the previous version would misread.
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 /// The FlatBuffers file identifier (4 bytes).
 constexpr const char *kFileIdentifier = "TIPL";
 /// Every packed tensor starts at a multiple of this in the weights data.
@@ -34,6 +34,9 @@ constexpr uint64_t kArenaAlignment = 256;
 struct ModelInfo {
   std::string name;
   uint32_t vocab = 0, hidden = 0, ffn = 0, layers = 0;
+  /// The first layer's attention shape, to describe the model: every task
+  /// carries its own layer's (TaskRecord::geometry), and nothing that runs or
+  /// checks a plan reads these.
   uint32_t heads = 0, kvHeads = 0, headDim = 0;
   uint32_t maxContext = 0; // Positions the K/V cache holds.
   int32_t bos = -1;
@@ -55,7 +58,6 @@ struct TargetInfo {
 
 struct AttentionConfig {
   uint32_t splitContext = 0; // ctx above this runs in long (chunked) mode.
-  uint32_t chunks = 0;       // C, the chunks of the long mode.
 };
 
 /// A block of a checkpoint tensor: rows [rowBegin, rowEnd) x cols [colBegin,
@@ -130,6 +132,9 @@ struct Plan {
 
   /// The buffer of a kind that occurs once (Logits, Candidates, ...), or null.
   const Buffer *findBuffer(BufferKind kind) const;
+  /// The most chunks any attention task splits the context into (each
+  /// layer's are its tasks' geometry.chunks); 1 in a plan without attention.
+  uint32_t attentionChunks() const;
 };
 
 /// FNV-1a over every field of the layout, in order: what a weights file must

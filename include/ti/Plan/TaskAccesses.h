@@ -1,8 +1,9 @@
 //===- TaskAccesses.h - What each task reads and writes ---------*- C++ -*-===//
 //
 // The access model of a plan: for one task record, in one attention mode, the
-// memory ranges it reads and writes, derived only from the record and the
-// plan's model info and attention config, exactly as TaskRecord.h specifies. The
+// memory ranges it reads and writes, derived only from the record (its
+// geometry included) and the plan's max context, exactly as TaskRecord.h and
+// AttentionLayout.h specify. The
 // plan verifier checks bounds and hazards on these; the executors implement the
 // same semantics, so a change to either side must change both.
 //
@@ -76,7 +77,8 @@ constexpr uint32_t kindBit(BufferKind kind) { return 1u << static_cast<unsigned>
 
 /// Appends the accesses of `task` in `mode` to `out`. The task must have
 /// passed the verifier's structural checks (known opcode, its fields present,
-/// chunk and head indices in range); offsets are not trusted (sums saturate).
+/// its geometry consistent, chunk and head indices in range); offsets are not
+/// trusted (sums saturate).
 void appendTaskAccesses(const Plan &plan, const TaskRecord &task, StepMode mode,
                         std::vector<Access> &out);
 

@@ -11,8 +11,11 @@
 // W; `in[]`, `out[]` byte offsets into A; kNone marks an unused field. `pos` is
 // the position of the token being decoded (0-based) and ctx = pos + 1 the number
 // of positions attended. A step is in *long* mode when ctx > the plan's
-// attention split context, else in *short* mode. D = head_dim, G = heads /
-// kv_heads, Q = heads*D, KV = kv_heads*D: all from the plan's model info.
+// attention split context, else in *short* mode. maxCtx is the plan's max
+// context (the rows of every K/V cache). The layer's attention geometry is the
+// task's own `geometry` (HeadGeometry below), never the plan's model info:
+// H = geometry.heads, D = geometry.headDim, G = H / geometry.kvHeads,
+// C = geometry.chunks, Q = H*D, KV = geometry.kvHeads*D.
 //
 // SelectToken   Reads the aux[0] candidates at in[0] (Candidate, 8 bytes each)
 //               and the prompt at in[1] (int32[kMaxStepsPerLaunch]); combines
@@ -27,16 +30,17 @@
 // Gemv          y = W x' over rows [rowBegin, rowEnd) of a row-major bf16 matrix
 //               whose row rowBegin starts at `weight` (K = aux[0] columns):
 //                 x  = f32[K] at in[0]; with kFlagMergeChunks, x[k] = sum over
-//                      c < C' of f32 in[0][c*K + k], C = aux[1], C' = C in long
-//                      mode and 1 in short mode (the attention partials);
+//                      c < C' of f32 in[0][c*K + k], C' = C in long mode and 1
+//                      in short mode (the attention partials of a layer whose
+//                      geometry.chunks is C);
 //                 x' = x * rsqrt(mean(x^2) + eps) * scale if norm != kNone
 //                      (scale bf16[K] at `norm`, eps = params[param]), else x;
 //                 y[i] = dot(W[i], x') (+ f32 in[1][i] with kFlagResidual),
 //                      written to f32 out[0][i];
 //               with kFlagVCache, rows i >= aux[1] are also written, as bf16,
 //               to the V cache row `pos` at out[1]: bf16 out[1][pos*KV + i - aux[1]].
-// AttentionScores  One task per (kv head g = aux[0], chunk c = aux[1] & 0xffff of
-//               C = aux[1] >> 16). in[0] = the stacked q|k|v vector (f32[Q+2KV]);
+// AttentionScores  One task per (kv head g = aux[0], chunk c = aux[1] < C).
+//               in[0] = the stacked q|k|v vector (f32[Q+2KV]);
 //               in[1] = this layer's K cache, in[2] its V cache (bf16[maxCtx][KV]);
 //               out[0] = the attention workspace (below); out[1] = the K cache
 //               again (written). params[param] = the softmax scale, then D/2 RoPE
@@ -53,8 +57,9 @@
 //               for each head h of group g, M = max over c' of stats[c'][h].max,
 //               L = sum over c' (in order) of stats[c'][h].sum * exp(max - M);
 //               partials[c][h] = sum over its chunk's j of exp(s_j - M) / L * V[j].
-//               Workspace layout (f32, from out[0]): scores [heads][maxCtx], then
-//               stats [C][heads][2], then partials [C][heads][D].
+//               The workspace's layout is AttentionWorkspace (AttentionLayout.h):
+//               f32 scores [H][maxCtx], then stats [C][H][2], then partials
+//               [C][H][D].
 // FfnPartial    Units (intermediate rows) u in [rowBegin, rowEnd), n of them. x =
 //               f32[H] at in[0] (H = aux[0]), normalised with the scale at `norm`
 //               and eps = params[param]. `weight` holds three bf16 [n][H] blocks:
@@ -70,14 +75,28 @@
 //               at out[1]: largest value, lowest row on ties; a non-finite logit
 //               makes the candidate (NaN, that row).
 //
+// `geometry` is all zero in the tasks that do not use it; the attention tasks
+// use all four fields, a kFlagVCache Gemv kvHeads and headDim (the V row's
+// width), a kFlagMergeChunks Gemv chunks.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TI_PLAN_TASKRECORD_H
 #define TI_PLAN_TASKRECORD_H
+
+#include "ti/Support/DType.h"
+#include "ti/Support/HostDevice.h"
 
 #include <cstddef>
 #include <cstdint>
 
 namespace ti::plan {
+
+/// What the plan's data is stored as. Every element size in the compiler, the
+/// verifier and both executors is bytesOf() one of these.
+constexpr DType kWeightType = DType::BF16;     // weights.bin's tensors, norm scales included.
+constexpr DType kCacheType = DType::BF16;      // K/V cache rows.
+constexpr DType kActivationType = DType::F32;  // Activations, partials, logits, workspaces.
+constexpr DType kTokenType = DType::I32;       // Token slots and the prompt.
 
 enum class Opcode : uint16_t {
 #define TI_OPCODE(Name, Value, Spelling, Kind) Name = Value,
@@ -109,6 +128,22 @@ enum TaskFlags : uint16_t {
 };
 constexpr uint16_t kKnownFlags = kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord;
 
+/// A layer's attention shape, as the tasks that need it carry it: layers may
+/// differ, and nothing reads it from the plan's model info.
+struct HeadGeometry {
+  uint16_t heads;   // Query heads of the layer.
+  uint16_t kvHeads; // K/V heads; divides heads.
+  uint16_t headDim;
+  uint16_t chunks;  // Chunks of the long mode's attention (C).
+
+  /// Query heads per K/V head (G).
+  TI_HOST_DEVICE constexpr uint32_t group() const { return kvHeads ? heads / kvHeads : 0; }
+  /// Elements of the stacked q (Q) and of one K or V cache row (KV).
+  TI_HOST_DEVICE constexpr uint32_t qRows() const { return uint32_t(heads) * headDim; }
+  TI_HOST_DEVICE constexpr uint32_t kvRows() const { return uint32_t(kvHeads) * headDim; }
+};
+static_assert(sizeof(HeadGeometry) == 8);
+
 struct TaskRecord {
   uint16_t opcode;
   uint16_t flags;
@@ -124,10 +159,11 @@ struct TaskRecord {
   uint64_t in[3];
   uint64_t out[2];
   uint32_t aux[2];
+  HeadGeometry geometry;
 };
 
 // The record is copied to the device and into the FlatBuffer byte for byte.
-static_assert(sizeof(TaskRecord) == 96, "TaskRecord layout is part of the plan format");
+static_assert(sizeof(TaskRecord) == 104, "TaskRecord layout is part of the plan format");
 static_assert(offsetof(TaskRecord, layer) == 8);
 static_assert(offsetof(TaskRecord, param) == 20);
 static_assert(offsetof(TaskRecord, weight) == 24);
@@ -135,6 +171,7 @@ static_assert(offsetof(TaskRecord, norm) == 40);
 static_assert(offsetof(TaskRecord, in) == 48);
 static_assert(offsetof(TaskRecord, out) == 72);
 static_assert(offsetof(TaskRecord, aux) == 88);
+static_assert(offsetof(TaskRecord, geometry) == 96);
 
 /// What an lm_head task leaves for SelectToken.
 struct Candidate {

@@ -44,12 +44,13 @@ struct TokenBytes {
 
 TokenBytes tokenBytes(const Plan &plan);
 
-/// K/V cache bytes of `positions` positions: layers x (K and V) x kv_heads x
-/// head_dim bf16 values each (32 KiB per position for Llama 3.2 1B).
-uint64_t kvCacheBytes(const ModelInfo &model, uint64_t positions);
+/// K/V cache bytes of `positions` positions: one row of every K and V cache
+/// buffer of the plan each (each layer's kv_heads x head_dim bf16 values; 32
+/// KiB per position for Llama 3.2 1B).
+uint64_t kvCacheBytes(const Plan &plan, uint64_t positions);
 
 /// The bytes of the floor of one step with `context` positions already in the
-/// cache: tokenBytes(plan).floorWeights() + kvCacheBytes(model, context).
+/// cache: tokenBytes(plan).floorWeights() + kvCacheBytes(plan, context).
 uint64_t floorBytes(const Plan &plan, uint64_t context);
 
 /// Seconds to read `bytes` at `gigabytesPerSecond` (1 GB = 1e9 bytes).

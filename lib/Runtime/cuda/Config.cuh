@@ -69,14 +69,6 @@ static_assert((kLoadsInFlight & (kLoadsInFlight - 1)) == 0, "loads in flight: a 
 /// Rounds a float count up to a 16-byte boundary.
 TI_HOST_DEVICE constexpr uint32_t alignFloats(uint32_t n) { return (n + 3u) & ~3u; }
 
-/// The model sizes the ops need (a copy of the plan's ModelInfo numbers).
-struct ModelDims {
-  uint32_t hidden, vocab, heads, kvHeads, headDim, maxContext;
-  TI_HOST_DEVICE constexpr uint32_t group() const { return heads / kvHeads; }
-  TI_HOST_DEVICE constexpr uint32_t qRows() const { return heads * headDim; }
-  TI_HOST_DEVICE constexpr uint32_t kvRows() const { return kvHeads * headDim; }
-};
-
 /// FfnPartial's down projection: `groups` sets of threads each sum every
 /// groups-th unit into 8 columns per thread, then the sets are added in order.
 struct FfnLayout {
@@ -97,16 +89,17 @@ TI_HOST_DEVICE constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units) {
 }
 
 /// The attention ops' regions: rotated queries of the group, the current key,
-/// and the per-warp partial sums of the weighted values.
+/// and the per-warp partial sums of the weighted values (of the task's layer's
+/// geometry).
 struct AttentionLayout {
   uint32_t qAt, kAt, partialsAt, floats;
 };
-TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const ModelDims &m) {
+TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const plan::HeadGeometry &g) {
   AttentionLayout l{};
   l.qAt = 0;
-  l.kAt = alignFloats(m.group() * m.headDim);
-  l.partialsAt = l.kAt + alignFloats(m.headDim);
-  l.floats = l.partialsAt + kWarps * m.headDim;
+  l.kAt = alignFloats(g.group() * g.headDim);
+  l.partialsAt = l.kAt + alignFloats(g.headDim);
+  l.floats = l.partialsAt + kWarps * g.headDim;
   return l;
 }
 
@@ -116,13 +109,13 @@ TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const ModelDims &m) {
 static_assert(sizeof(float) * ffnLayout(4096, 1024).floats + kStaticSharedBytes <=
                   kPortableSharedBytes,
               "an 8B model's FFN task fits an sm_86 worker's shared memory");
-static_assert(sizeof(float) * attentionLayout(ModelDims{4096, 128256, 32, 8, 128, 8192}).floats +
+static_assert(sizeof(float) * attentionLayout(plan::HeadGeometry{32, 8, 128, 16}).floats +
                       kStaticSharedBytes <=
                   kPortableSharedBytes,
               "an 8B model's attention task fits an sm_86 worker's shared memory");
 
 /// Floats of dynamic shared memory one task needs.
-TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t, const ModelDims &m) {
+TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t) {
   switch (static_cast<plan::Opcode>(t.opcode)) {
   case plan::Opcode::Gemv:
     return alignFloats(t.aux[0]);
@@ -132,7 +125,7 @@ TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t, con
     return ffnLayout(t.aux[0], t.rowEnd - t.rowBegin).floats;
   case plan::Opcode::AttentionScores:
   case plan::Opcode::AttentionValues:
-    return attentionLayout(m).floats;
+    return attentionLayout(t.geometry).floats;
   case plan::Opcode::ReduceResidual: {
     const uint64_t staged = uint64_t(t.aux[1]) * (t.rowEnd - t.rowBegin);
     return staged <= kReduceStagedFloats ? static_cast<uint32_t>(staged) : 0u;

@@ -43,11 +43,9 @@ std::string archOf(const cudaDeviceProp &p) {
 
 /// The dynamic shared memory the plan's tasks need, in bytes.
 size_t sharedBytesFor(const plan::Plan &p) {
-  const cuda::ModelDims m{p.model.hidden,  p.model.vocab,   p.model.heads,
-                          p.model.kvHeads, p.model.headDim, p.model.maxContext};
   uint32_t floats = 4;
   for (const plan::TaskRecord &t : p.tasks)
-    floats = std::max(floats, cuda::sharedFloatsFor(t, m));
+    floats = std::max(floats, cuda::sharedFloatsFor(t));
   return size_t(floats) * sizeof(float);
 }
 
@@ -63,14 +61,6 @@ template <typename T> Status upload(T **device, const T *host, size_t count) {
 
 Status ti::checkKernelSupport(const plan::Plan &p) {
   const plan::ModelInfo &m = p.model;
-  const uint32_t lanes = m.headDim / cuda::kVector;
-  if (m.headDim % cuda::kVector || lanes == 0 || lanes > cuda::kWarpSize || (lanes & (lanes - 1)))
-    return Status::error("head_dim " + std::to_string(m.headDim) +
-                         ": the CUDA worker needs 8, 16, 32, 64, 128 or 256");
-  if (m.kvHeads == 0 || m.heads % m.kvHeads || m.heads / m.kvHeads > cuda::kMaxGroup)
-    return Status::error(std::to_string(m.heads) + " heads over " + std::to_string(m.kvHeads) +
-                         " kv heads: the CUDA worker needs at most " +
-                         std::to_string(cuda::kMaxGroup) + " query heads per kv head");
   if (m.hidden % cuda::kVector)
     return Status::error("hidden " + std::to_string(m.hidden) +
                          ": the CUDA worker needs a multiple of 8");
@@ -94,10 +84,22 @@ Status ti::checkKernelSupport(const plan::Plan &p) {
         return Status::error(who + ": its weight or norm is not 16-byte aligned");
       break;
     case plan::Opcode::AttentionScores:
-    case plan::Opcode::AttentionValues:
+    case plan::Opcode::AttentionValues: {
+      const plan::HeadGeometry &g = t.geometry;
+      const uint32_t lanes = g.headDim / cuda::kVector;
+      if (g.headDim % cuda::kVector || lanes == 0 || lanes > cuda::kWarpSize ||
+          (lanes & (lanes - 1)))
+        return Status::error(who + ": head_dim " + std::to_string(g.headDim) +
+                             ": the CUDA worker needs 8, 16, 32, 64, 128 or 256");
+      if (g.group() > cuda::kMaxGroup)
+        return Status::error(who + ": " + std::to_string(g.heads) + " heads over " +
+                             std::to_string(g.kvHeads) +
+                             " kv heads: the CUDA worker needs at most " +
+                             std::to_string(cuda::kMaxGroup) + " query heads per kv head");
       if (misaligned(t.in[1]) || misaligned(t.in[2]) || misaligned(t.out[1]))
         return Status::error(who + ": its K/V cache is not 16-byte aligned in the arena");
       break;
+    }
     case plan::Opcode::Nop:
     case plan::Opcode::SelectToken:
     case plan::Opcode::ReduceResidual:
@@ -203,10 +205,8 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.waveCount = static_cast<uint32_t>(p.waves.size());
   args.arena = arena;
   args.barrierCounter = counter;
-  args.model = cuda::ModelDims{p.model.hidden,  p.model.vocab,   p.model.heads,
-                               p.model.kvHeads, p.model.headDim, p.model.maxContext};
+  args.maxContext = p.model.maxContext;
   args.splitContext = p.attention.splitContext;
-  args.chunks = p.attention.chunks;
   args.candidatesOffset = candidates->offset;
   args.candidateCount = static_cast<uint32_t>(candidates->bytes / sizeof(plan::Candidate));
   args.tokenSlotsOffset = slots->offset;

@@ -2,7 +2,8 @@
 //
 // The one parameter of the worker kernel, passed by value (__grid_constant__):
 // device pointers to the plan's immutable tables and to the two device
-// allocations (weights data, arena), the model sizes, and the launch's own
+// allocations (weights data, arena), the plan's few global facts (its max
+// context; each task carries its own layer's geometry), and the launch's own
 // arguments. Plain C++ so that the host executor (which fills it) and the
 // kernel (which reads it) share it.
 //
@@ -37,9 +38,8 @@ struct KernelArgs {
   uint8_t *arena;           // The plan's arena (activations, caches, slots).
   uint32_t *barrierCounter; // The grid barrier's arrival counter, zeroed per launch.
 
-  ModelDims model;
+  uint32_t maxContext;   // Rows of every K/V cache (the workspaces' row length).
   uint32_t splitContext; // ctx above this is long mode.
-  uint32_t chunks;       // C of the long mode.
 
   // SelectToken's operands (arena byte offsets) and the recording worker.
   uint64_t candidatesOffset;

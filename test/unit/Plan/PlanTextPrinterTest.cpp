@@ -24,7 +24,7 @@ Plan smallPlan() {
   Plan p;
   p.model = {"tiny", 256, 64, 128, 2, 4, 2, 16, 128, 1, {2, 3}, 1e-5};
   p.target = {"h200", "sm_90", 132, 256, 128, 4800, ""};
-  p.attention = {64, 4};
+  p.attention = {64};
   p.weights = {
       {"embed", 0, 32768, {{"model.embed_tokens.weight", {256, 64}, 0, 256, 0, 64, false}}},
       {"layer0.wqkv",
@@ -64,12 +64,12 @@ Plan smallPlan() {
 
 TEST(PlanTextPrinter, SmallPlan) {
   EXPECT_EQ(text(smallPlan()),
-            "plan format_version=1\n"
+            "plan format_version=2\n"
             "model tiny vocab=256 hidden=64 ffn=128 layers=2 heads=4 kv_heads=2 head_dim=16 "
             "max_context=128 bos=1 eos=[2, 3] rms_eps=1e-05\n"
             "target h200 arch=sm_90 workers=132 threads_per_worker=256 max_registers=128 "
             "bandwidth_gbs=4800 fingerprint=none\n"
-            "attention split_context=64 chunks=4\n"
+            "attention split_context=64\n"
             "weights bytes=49408 layout_hash=00c0ffee12345678 tensors=3\n"
             "arena bytes=5888 buffers=4\n"
             "params [1e-05, 0.125]\n"
@@ -97,12 +97,12 @@ TEST(PlanTextPrinter, SmallPlan) {
 
 TEST(PlanTextPrinter, EmptyPlan) {
   EXPECT_EQ(text(Plan()),
-            "plan format_version=1\n"
+            "plan format_version=2\n"
             "model \"\" vocab=0 hidden=0 ffn=0 layers=0 heads=0 kv_heads=0 head_dim=0 "
             "max_context=0 bos=-1 eos=[] rms_eps=0\n"
             "target \"\" arch=\"\" workers=0 threads_per_worker=0 max_registers=0 "
             "bandwidth_gbs=0 fingerprint=none\n"
-            "attention split_context=0 chunks=0\n"
+            "attention split_context=0\n"
             "weights bytes=0 layout_hash=0000000000000000 tensors=0\n"
             "arena bytes=0 buffers=0\n"
             "params []\n");
@@ -118,16 +118,17 @@ std::string taskLines(const Plan &plan) {
   return out;
 }
 
-TEST(PlanTextPrinter, AttentionAuxIsHeadAndChunk) {
+TEST(PlanTextPrinter, AttentionTasksShowTheirHeadChunkAndGeometry) {
   Plan p = smallPlan();
   // clang-format off
   p.tasks = {{uint16_t(Opcode::AttentionScores), 0, 1, 3, 1, 0, 0, 1, kNone, 0, kNone,
-              {256, 1024, 1024}, {0, 1024}, {1, 2 | 4 << 16}}};
+              {256, 1024, 1024}, {0, 1024}, {1, 2}, {4, 2, 16, 4}}};
   // clang-format on
   EXPECT_EQ(taskLines(p), "wave 0 embed barrier=grid tasks=0\n"
                           "wave 1 layer0.qkv barrier=grid_if_long tasks=1\n"
                           "  task 3.0 attention_scores layer=1 in=qkv.0+0,v.0+0,v.0+0 "
-                          "out=x.0+0,v.0+0 aux=1,2/4 param=1\n");
+                          "out=x.0+0,v.0+0 aux=1,2 heads=4 kv_heads=2 head_dim=16 chunks=4 "
+                          "param=1\n");
 }
 
 TEST(PlanTextPrinter, BrokenPlansStillPrint) {

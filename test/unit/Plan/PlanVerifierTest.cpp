@@ -67,7 +67,7 @@ Plan tinyPlan() {
   p.target.arch = "sm_90";
   p.target.workers = 4;
   p.target.threadsPerWorker = 256;
-  p.attention = {4, 2};
+  p.attention = {4};
 
   addTensor(p, "embed", 0, {segment("model.embed_tokens.weight", {24, 16}, 0, 24, 0, 16)});
   addTensor(p, "layer0.attn_norm", 1024,
@@ -159,6 +159,7 @@ Plan tinyPlan() {
     q.out[1] = kVCache;
     q.aux[0] = 16;
     q.aux[1] = 24;
+    q.geometry = {0, 1, 8, 0}; // A V row: 1 kv head of 8.
     p.tasks.push_back(q);
 
     // Scores of chunks 0, 1 on workers 0, 1; values of chunks 0, 1 on 2, 3.
@@ -172,7 +173,8 @@ Plan tinyPlan() {
     a.out[0] = kWorkspace;
     a.out[1] = kKCache;
     a.aux[0] = 0;
-    a.aux[1] = (2u << 16) | (w % 2);
+    a.aux[1] = w % 2;
+    a.geometry = {2, 1, 8, 2};
     p.tasks.push_back(a);
 
     TaskRecord o = makeTask(Opcode::Gemv, w, kWo);
@@ -186,7 +188,7 @@ Plan tinyPlan() {
     o.in[1] = kX0;
     o.out[0] = kX1;
     o.aux[0] = 16;
-    o.aux[1] = 2;
+    o.geometry = {0, 0, 0, 2}; // The partials of 2 chunks.
     p.tasks.push_back(o);
 
     TaskRecord f = makeTask(Opcode::FfnPartial, w, kFfn);
@@ -241,6 +243,13 @@ size_t findTask(const Plan &p, Opcode op, uint16_t worker) {
 }
 
 TaskRecord &taskOf(Plan &p, Opcode op, uint16_t worker) { return p.tasks[findTask(p, op, worker)]; }
+
+/// Worker `worker`'s output projection (its second gemv, after qkv and attention).
+TaskRecord &woOf(Plan &p, uint16_t worker) {
+  TaskRecord &wo = p.tasks[findTask(p, Opcode::Gemv, worker) + 2];
+  EXPECT_EQ(wo.wave, kWo);
+  return wo;
+}
 
 /// How the verifier names a task, for the messages below.
 std::string named(const Plan &p, Opcode op, uint16_t worker) {
@@ -389,6 +398,65 @@ TEST(PlanVerifierTest, ScoresBarrierNeededInLongMode) {
                            "missing barrier between wave 3 and wave 4 (long mode)"}));
 }
 
+TEST(PlanVerifierTest, GeometryWhereItIsNotUsed) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::FfnPartial, 1).geometry = {2, 1, 8, 2};
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::FfnPartial, 1),
+                           "has geometry (heads 2 over 1 kv heads of dim 8 in 2 chunks) it does "
+                           "not use"}));
+  p = tinyPlan();
+  taskOf(p, Opcode::Gemv, 3).geometry.heads = 2; // A V-cache write uses kv heads and dim only.
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 3), "it does not use"}));
+}
+
+TEST(PlanVerifierTest, InconsistentGeometry) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::AttentionScores, 0).geometry.heads = 3; // Not a multiple of 1... but of 2:
+  taskOf(p, Opcode::AttentionScores, 0).geometry.kvHeads = 2;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionScores, 0),
+                           "geometry: 3 heads is not a positive multiple of 2 kv heads"}));
+  p = tinyPlan();
+  taskOf(p, Opcode::AttentionValues, 2).geometry.headDim = 7;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionValues, 2),
+                           "geometry: 1 kv heads of dim 7 (both positive, the dim even"}));
+  p = tinyPlan();
+  woOf(p, 1).geometry = {0, 0, 0, 5}; // wo merges 5 chunks: above split 4.
+  EXPECT_TRUE(hasError(p, {"geometry: 5 chunks, not 1 to the split context 4"}));
+  p = tinyPlan();
+  taskOf(p, Opcode::AttentionScores, 1).aux[1] = 2; // Chunk 2 of 2.
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionScores, 1), "is chunk 2 of its 2"}));
+}
+
+TEST(PlanVerifierTest, AWorkspaceHasOneGeometry) {
+  // Values of chunk 1 on worker 3 believe the layer has 2 kv heads of dim 4:
+  // the same workspace, laid out another way.
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::AttentionValues, 3).geometry = {2, 2, 4, 2};
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionValues, 3), "out[0]: workspace 'attn_ws'",
+                           "is not the 160 bytes from out[0] that its geometry"}));
+}
+
+TEST(PlanVerifierTest, TheOutputProjectionMergesItsLayersPartials) {
+  Plan p = tinyPlan();
+  woOf(p, 2).geometry.chunks = 1; // wo on worker 2 would sum chunk 0 only.
+  EXPECT_TRUE(hasError(p, {"merges 1 chunks of 16 values at 'attn_ws'[+96], but its partials are "
+                           "2 chunks of 16 at [+96]"}));
+  p = tinyPlan();
+  woOf(p, 0).in[0] -= 32; // The stats, not the partials.
+  EXPECT_TRUE(hasError(p, {"merges 2 chunks of 16 values at 'attn_ws'[+64]"}));
+}
+
+TEST(PlanVerifierTest, ACacheHoldsMaxContextRowsOfItsWidth) {
+  // A V cache of twice the bytes its rows of 8 values need: every access is in
+  // bounds, but the rows it was sized for are not the ones its tasks use.
+  Plan p = tinyPlan();
+  p.buffers[7].bytes = 256;
+  ASSERT_EQ(p.buffers[7].name, "v_cache0");
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 3), "out[1]: cache 'v_cache0' has 256 bytes, "
+                           "but 8 rows of its 8 values take 128"}));
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionScores, 0), "in[2]: cache 'v_cache0'"}));
+}
+
 TEST(PlanVerifierTest, EndTokens) {
   Plan p = tinyPlan();
   p.model.eos = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -464,7 +532,7 @@ Plan largePlan(uint16_t workers, uint16_t layers) {
   p.model.headDim = 64;
   p.model.maxContext = 1024;
   p.target.workers = workers;
-  p.attention = {64, 4};
+  p.attention = {64};
 
   uint64_t weightOffset = 0;
   auto align = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };

@@ -17,14 +17,18 @@ using ti::plan::test::makeTask;
 namespace {
 
 /// vocab 100 x hidden 8 embedding (1,600 bytes, at 0), a norm scale of 8 (16
-/// bytes, at 1,792), a 6 x 8 matrix (96 bytes, at 2,048); 2 layers, 2 kv heads
-/// of 4.
+/// bytes, at 1,792), a 6 x 8 matrix (96 bytes, at 2,048); 2 layers whose K and
+/// V caches hold 16 positions of 2 kv heads of 4 (16 bytes a row).
 Plan smallPlan() {
   Plan p;
   p.model.layers = 2;
   p.model.kvHeads = 2;
   p.model.headDim = 4;
   p.model.hidden = 8;
+  p.model.maxContext = 16;
+  for (const char *cache : {"L0.k", "L0.v", "L1.k", "L1.v"})
+    p.buffers.push_back({cache, cache[3] == 'k' ? BufferKind::KCache : BufferKind::VCache,
+                         p.buffers.size() * 256, 16 * 16});
   p.weights = {{"embed", 0, 1600, {}}, {"norm", 1792, 16, {}}, {"w", 2048, 96, {}}};
   TaskRecord embed = makeTask(Opcode::Embed, 0);
   embed.weight = 0;
@@ -68,8 +72,8 @@ TEST(TokenBytes, TiedEmbeddingIsStreamedOnceAndItsRowReadAgain) {
 TEST(TokenBytes, FloorAddsTheCachedPositions) {
   Plan p = smallPlan();
   // 2 layers x K and V x 2 kv heads x 4 x 2 bytes = 64 bytes a position.
-  EXPECT_EQ(kvCacheBytes(p.model, 1), 64u);
-  EXPECT_EQ(kvCacheBytes(p.model, 0), 0u);
+  EXPECT_EQ(kvCacheBytes(p, 1), 64u);
+  EXPECT_EQ(kvCacheBytes(p, 0), 0u);
   EXPECT_EQ(floorBytes(p, 0), 128u);
   EXPECT_EQ(floorBytes(p, 10), 128u + 640);
   EXPECT_DOUBLE_EQ(floorSeconds(2'000'000'000, 4000), 0.5e-3);
@@ -77,10 +81,23 @@ TEST(TokenBytes, FloorAddsTheCachedPositions) {
 }
 
 TEST(TokenBytes, Llama1BPerPositionKv) {
-  ModelInfo m;
-  m.layers = 16;
-  m.kvHeads = 8;
-  m.headDim = 64;
-  EXPECT_EQ(kvCacheBytes(m, 1), 32768u);
-  EXPECT_EQ(kvCacheBytes(m, 4096), 134217728u);
+  // 16 layers' K and V caches of 8192 positions x 8 kv heads x 64 bf16.
+  Plan p;
+  p.model.maxContext = 8192;
+  for (int layer = 0; layer < 16; ++layer)
+    for (BufferKind kind : {BufferKind::KCache, BufferKind::VCache})
+      p.buffers.push_back({"cache", kind, 0, 8192ull * 8 * 64 * 2});
+  EXPECT_EQ(kvCacheBytes(p, 1), 32768u);
+  EXPECT_EQ(kvCacheBytes(p, 4096), 134217728u);
+}
+
+TEST(TokenBytes, LayersOfDifferentWidthsEachCountTheirOwnRows) {
+  Plan p;
+  p.model.maxContext = 100;
+  p.buffers.push_back({"L0.k", BufferKind::KCache, 0, 100 * 256});
+  p.buffers.push_back({"L0.v", BufferKind::VCache, 0, 100 * 256});
+  p.buffers.push_back({"L1.k", BufferKind::KCache, 0, 100 * 64});
+  p.buffers.push_back({"L1.v", BufferKind::VCache, 0, 100 * 64});
+  p.buffers.push_back({"x", BufferKind::Activation, 0, 4096}); // Not a cache.
+  EXPECT_EQ(kvCacheBytes(p, 3), 3u * (256 + 256 + 64 + 64));
 }

@@ -168,14 +168,14 @@ TEST_F(CpuExecutorTest, MatchesTheReferenceAcrossTheAttentionSplit_Rtx3050) {
   // Split at 16: steps 0-15 run attention in one pass, 16-63 in 10 chunks.
   auto lp = compileAndPack("--target rtx3050 --attention-split-context 16");
   ASSERT_TRUE(lp);
-  ASSERT_EQ(lp->plan.attention.chunks, 10u);
+  ASSERT_EQ(lp->plan.attentionChunks(), 10u);
   compareWithReference(*lp, 2);
 }
 
 TEST_F(CpuExecutorTest, MatchesTheReferenceAcrossTheAttentionSplit_H200) {
   auto lp = compileAndPack("--target h200 --attention-split-context 16");
   ASSERT_TRUE(lp);
-  ASSERT_EQ(lp->plan.attention.chunks, 16u);
+  ASSERT_EQ(lp->plan.attentionChunks(), 16u);
   compareWithReference(*lp, 3);
 }
 

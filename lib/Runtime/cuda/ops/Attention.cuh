@@ -1,6 +1,7 @@
 //===- Attention.cuh - Scores, softmax and values of one kv head -*- CUDA -*-===//
 //
-// A task covers the G query heads of kv head g and, in long mode, the
+// A task covers the G query heads of kv head g (of its own layer's geometry,
+// TaskRecord::geometry) and, in long mode, the
 // positions [c*ctx/C, (c+1)*ctx/C) of its chunk c (all of [0, ctx) in short
 // mode, chunk 0 only). Work is split by position: a group of L = D/8 lanes
 // takes one position at a time, lane i of the group the 16-byte vector i of
@@ -29,38 +30,39 @@
 
 #include "Common.cuh"
 
+#include "ti/Plan/AttentionLayout.h"
+
 namespace ti::cuda {
 
-/// One attention task: which kv head and chunk, and its positions. The model's
-/// sizes are read from the kernel parameters where needed (they cost no
-/// registers there).
+/// One attention task: its layer's geometry (the task's own), which kv head
+/// and chunk, its positions, and its workspace (AttentionLayout.h).
 struct AttentionTask {
-  const ModelDims &m;
-  uint32_t g, chunk, chunks;
+  plan::HeadGeometry geo;
+  uint32_t g, chunk;
   int32_t jb, je;   // The task's positions.
-  float *workspace; // f32 at out[0]: scores [heads][maxContext], stats, partials.
+  plan::AttentionWorkspace layout;
+  float *workspace; // f32 at out[0].
 
-  __device__ uint32_t lanes() const { return m.headDim / kVector; } // Per position.
-  __device__ float *scores(uint32_t h) const { return workspace + uint64_t(h) * m.maxContext; }
-  __device__ float *stats(uint32_t c, uint32_t h) const {
-    return workspace + uint64_t(m.heads) * m.maxContext + (uint64_t(c) * m.heads + h) * 2;
-  }
+  __device__ uint32_t lanes() const { return geo.headDim / kVector; } // Per position.
+  __device__ uint32_t chunks() const { return geo.chunks; }
+  __device__ float *scores(uint32_t h) const { return workspace + layout.scores(h); }
+  __device__ float *stats(uint32_t c, uint32_t h) const { return workspace + layout.stats(c, h); }
   __device__ float *partials(uint32_t c, uint32_t h) const {
-    return workspace + uint64_t(m.heads) * m.maxContext + uint64_t(chunks) * m.heads * 2 +
-           (uint64_t(c) * m.heads + h) * m.headDim;
+    return workspace + layout.partials(c, h);
   }
 };
 
 __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskRecord &t,
                                        const Step &step) {
-  const uint32_t chunk = t.aux[1] & 0xffffu, chunks = t.aux[1] >> 16;
+  const plan::HeadGeometry geo = t.geometry;
+  const uint32_t chunk = t.aux[1], chunks = geo.chunks;
   const int32_t ctx = step.pos + 1;
-  return AttentionTask{a.model,
+  return AttentionTask{geo,
                        t.aux[0],
                        chunk,
-                       chunks,
                        step.longMode ? int32_t(int64_t(chunk) * ctx / chunks) : 0,
                        step.longMode ? int32_t(int64_t(chunk + 1) * ctx / chunks) : ctx,
+                       plan::AttentionWorkspace::of(geo, a.maxContext),
                        arenaF32(a, t.out[0])};
 }
 
@@ -139,7 +141,7 @@ __device__ void attendHeads(const KernelArgs &a, const plan::TaskRecord &t,
                             const AttentionTask &at, uint32_t first, uint32_t heads,
                             const float (&m)[kMaxGroup], const float (&l)[kMaxGroup],
                             uint32_t statsAt, Out out, float *warpPartials) {
-  const uint32_t d = at.m.headDim;
+  const uint32_t d = at.geo.headDim;
   const uint32_t warpsPerHead = kWarps / heads, lanes = at.lanes();
   const uint32_t r = warpId() / warpsPerHead;
   const uint32_t local = threadIdx.x - r * warpsPerHead * kWarpSize;
@@ -152,7 +154,7 @@ __device__ void attendHeads(const KernelArgs &a, const plan::TaskRecord &t,
 #pragma unroll 1
   for (int32_t j = at.jb + int32_t(group); j < at.je; j += int32_t(groups)) {
     float w = expf(scores[j] - mr) / lr;
-    Bf16x8 row = loadArenaBf16x8(v + uint64_t(j) * at.m.kvRows());
+    Bf16x8 row = loadArenaBf16x8(v + uint64_t(j) * at.geo.kvRows());
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e)
       acc[e] = fmaf(w, row.at(e), acc[e]);
@@ -197,20 +199,20 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   const AttentionTask at = attentionTask(a, t, step);
   if (!step.longMode && at.chunk != 0)
     return;
-  const AttentionLayout layout = attentionLayout(a.model);
+  const AttentionLayout layout = attentionLayout(at.geo);
   float *qs = s.floats + layout.qAt;
   float *kNow = s.floats + layout.kAt;
   const float *params = a.params + t.param;
   const float scale = params[0];
   const float *invFreq = params + 1;
-  const uint32_t d = a.model.headDim, half = d / 2, g = at.g, group = a.model.group();
+  const uint32_t d = at.geo.headDim, half = d / 2, g = at.g, group = at.geo.group();
 
   // 1. Rotate the group's queries and the key; round the key to bf16.
   const float *qkv = arenaF32(a, t.in[0]);
   for (uint32_t idx = threadIdx.x; idx < (group + 1) * half; idx += kThreads) {
     uint32_t r = idx / half, i = idx % half;
     const float *src =
-        r < group ? qkv + uint64_t(g * group + r) * d : qkv + a.model.qRows() + g * d;
+        r < group ? qkv + uint64_t(g * group + r) * d : qkv + at.geo.qRows() + g * d;
     float sn, cs;
     sincosf(static_cast<float>(step.pos) * invFreq[i], &sn, &cs);
     float x0 = src[i], x1 = src[i + half];
@@ -225,7 +227,7 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   }
   blockBarrier();
   if (at.chunk == 0) {
-    uint16_t *row = arenaBf16(a, t.out[1]) + uint64_t(step.pos) * a.model.kvRows() + g * d;
+    uint16_t *row = arenaBf16(a, t.out[1]) + uint64_t(step.pos) * at.geo.kvRows() + g * d;
     for (uint32_t i = threadIdx.x; i < d; i += kThreads)
       row[i] = floatToBf16(kNow[i]);
   }
@@ -240,7 +242,7 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
     const int32_t j = base + int32_t(grp);
     float k8[kVector] = {};
     if (j < at.je && j != step.pos) {
-      Bf16x8 row = loadArenaBf16x8(kCache + uint64_t(j) * a.model.kvRows());
+      Bf16x8 row = loadArenaBf16x8(kCache + uint64_t(j) * at.geo.kvRows());
 #pragma unroll
       for (uint32_t e = 0; e < kVector; ++e)
         k8[e] = row.at(e);
@@ -285,8 +287,8 @@ __device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &
   if (!step.longMode)
     return;
   const AttentionTask at = attentionTask(a, t, step);
-  float *warpPartials = s.floats + attentionLayout(a.model).partialsAt;
-  const uint32_t group = a.model.group();
+  float *warpPartials = s.floats + attentionLayout(at.geo).partialsAt;
+  const uint32_t group = at.geo.group();
   float m[kMaxGroup], l[kMaxGroup];
 #pragma unroll
   for (uint32_t r = 0; r < kMaxGroup; ++r) {
@@ -294,9 +296,9 @@ __device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &
     l[r] = 0;
     if (r < group) {
       const uint32_t h = at.g * group + r;
-      for (uint32_t c = 0; c < at.chunks; ++c)
+      for (uint32_t c = 0; c < at.chunks(); ++c)
         m[r] = fmaxf(m[r], at.stats(c, h)[0]);
-      for (uint32_t c = 0; c < at.chunks; ++c) {
+      for (uint32_t c = 0; c < at.chunks(); ++c) {
         const float *st = at.stats(c, h);
         l[r] += st[1] * expf(st[0] - m[r]);
       }

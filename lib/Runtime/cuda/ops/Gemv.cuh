@@ -29,7 +29,7 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
   const float *residual = (flags & plan::kFlagResidual) ? arenaF32(a, t.in[1]) : nullptr;
   const uint32_t vFirst = (flags & plan::kFlagVCache) ? t.aux[1] : ~0u;
   uint16_t *vRow = (flags & plan::kFlagVCache)
-                       ? arenaBf16(a, t.out[1]) + uint64_t(step.pos) * a.model.kvRows()
+                       ? arenaBf16(a, t.out[1]) + uint64_t(step.pos) * t.geometry.kvRows()
                        : nullptr;
   forEachRowDot(ws, weight, begin, end, vectors, xs, [&](uint32_t i, float v) {
     if (laneId() == 0) {
