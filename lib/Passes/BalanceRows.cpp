@@ -30,12 +30,13 @@ namespace {
 
 /// Bytes a task streams per unit of the stage, and the bytes every task reads.
 std::pair<uint64_t, uint64_t> unitBytes(const Module &m, const Stage &s) {
-  uint64_t norm = s.norm >= 0 ? s.cols * 2 : 0;
+  const uint64_t w = bytesOf(plan::kWeightType);
+  uint64_t norm = s.norm >= 0 ? s.cols * w : 0;
   switch (s.kind) {
   case StageKind::Embed: return {2, 0};
   case StageKind::Gemv:
-  case StageKind::LmHead: return {s.cols * 2, norm};
-  case StageKind::FfnPartial: return {3 * s.cols * 2, norm};
+  case StageKind::LmHead: return {s.cols * w, norm};
+  case StageKind::FfnPartial: return {3 * s.cols * w, norm};
   case StageKind::ReduceResidual: return {4, 0}; // No weights: balance the partials read.
   default: return {1, 0};
   }

@@ -24,6 +24,8 @@ namespace {
 
 uint64_t alignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+constexpr uint64_t kW = bytesOf(plan::kWeightType), kA = bytesOf(plan::kActivationType);
+
 class Layout : public Pass {
 public:
   Layout() : Pass(PassId::Layout) {}
@@ -44,7 +46,7 @@ private:
       }
       if (s.kind == StageKind::FfnPartial) {
         Buffer &p = m.buffers[s.output.buffer];
-        p.bytes = std::max<uint64_t>(p.bytes, s.tasks.size() * s.cols * 4);
+        p.bytes = std::max<uint64_t>(p.bytes, s.tasks.size() * s.cols * kA);
       }
     }
   }
@@ -99,7 +101,7 @@ private:
     t.name = std::move(name);
     t.offset = m.weightsBytes;
     for (const plan::WeightSegment &s : segments)
-      t.bytes += s.elements() * 2;
+      t.bytes += s.elements() * kW;
     t.segments = std::move(segments);
     m.weightsBytes = alignUp(t.offset + t.bytes, plan::kWeightAlignment);
     m.packed.push_back(std::move(t));
@@ -131,7 +133,7 @@ private:
         for (Task &t : s.tasks) {
           t.packed = p;
           t.weightOffset = m.packed[p].offset; // The row depends on the token.
-          t.weightBytes = t.rows() * 2;
+          t.weightBytes = t.rows() * kW;
         }
         break;
       }
@@ -150,8 +152,8 @@ private:
         }
         for (Task &t : s.tasks) {
           t.packed = p;
-          t.weightOffset = m.packed[p].offset + t.rowBegin * s.cols * 2;
-          t.weightBytes = t.rows() * s.cols * 2;
+          t.weightOffset = m.packed[p].offset + t.rowBegin * s.cols * kW;
+          t.weightBytes = t.rows() * s.cols * kW;
         }
         break;
       }
@@ -171,7 +173,7 @@ private:
         for (Task &t : s.tasks) {
           t.packed = p;
           t.weightOffset = offset;
-          t.weightBytes = 3 * t.rows() * s.cols * 2;
+          t.weightBytes = 3 * t.rows() * s.cols * kW;
           offset += t.weightBytes;
         }
         break;

@@ -61,6 +61,7 @@ constexpr uint64_t kChunkBytes = 32ull << 20;   // Output bytes per chunk (two c
 constexpr uint64_t kStagingBytes = 2 * kChunkBytes; // Staged source bytes: a chunk of f32.
 constexpr uint64_t kPieceBytes = 1ull << 20;    // Output bytes per unit of parallel work.
 constexpr uint64_t kTile = 64;                  // Transpose tile edge, in elements.
+constexpr uint64_t kPackedBytes = bytesOf(plan::kWeightType); // An output element.
 
 const char *kTiedFrom = "model.embed_tokens.weight";
 const char *kTiedTo = "lm_head.weight";
@@ -223,13 +224,14 @@ Status Packer::collect() {
           s.rowEnd > src.rows || s.colBegin >= s.colEnd || s.colEnd > src.cols)
         return Status::error(who + " has a segment of '" + s.checkpoint +
                              "' that is not a block of its shape " + shapeText(s.sourceShape));
-      if (__builtin_add_overflow(bytes, 2 * s.elements(), &bytes))
+      if (__builtin_add_overflow(bytes, kPackedBytes * s.elements(), &bytes))
         return Status::error(who + " has more bytes than a file can hold");
       auto [it, added] = sources.emplace(s.checkpoint, src);
       if (!added && it->second.shape != src.shape)
         return Status::error("the plan reads '" + s.checkpoint + "' as " +
                              shapeText(it->second.shape) + " and as " + shapeText(src.shape));
-      uint64_t rowBytes = 2 * (s.transposed ? s.rowEnd - s.rowBegin : s.colEnd - s.colBegin);
+      uint64_t rowBytes =
+          kPackedBytes * (s.transposed ? s.rowEnd - s.rowBegin : s.colEnd - s.colBegin);
       chunkCap = std::max(chunkCap, rowBytes);
       stagingCap = std::max(stagingCap, 2 * rowBytes); // Up to 4-byte sources.
     }
@@ -323,7 +325,7 @@ Status Packer::addSegment(const WeightSegment &seg) {
   const Source &src = sources.at(seg.checkpoint);
   uint64_t outRows = seg.transposed ? seg.colEnd - seg.colBegin : seg.rowEnd - seg.rowBegin;
   uint64_t rowElements = seg.transposed ? seg.rowEnd - seg.rowBegin : seg.colEnd - seg.colBegin;
-  uint64_t rowBytes = 2 * rowElements;
+  uint64_t rowBytes = kPackedBytes * rowElements;
   bool direct = src.info && src.info->dtype == SafeDType::BF16 && !seg.transposed;
   uint64_t stagedRowBytes = src.info && !direct ? rowElements * src.elementBytes : 0;
   for (uint64_t k = 0; k < outRows;) {

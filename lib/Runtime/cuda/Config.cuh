@@ -41,8 +41,11 @@ constexpr uint32_t kThreads = 1024;
 constexpr bool kTraceCompiled = TI_WORKER_TRACE != 0;
 constexpr uint32_t kWarpSize = 32;
 constexpr uint32_t kWarps = kThreads / kWarpSize;
-/// bf16 elements in one 16-byte weight load.
-constexpr uint32_t kVector = 8;
+/// Bytes of one weight element, and the elements of one 16-byte weight load.
+constexpr uint32_t kWeightBytes = bytesOf(plan::kWeightType);
+constexpr uint32_t kVectorBytes = 16;
+constexpr uint32_t kVector = kVectorBytes / kWeightBytes;
+static_assert(kVector == 8, "the ops unpack a load as Bf16x8");
 /// Independent 16-byte loads a lane issues before using the first (GEMV rows).
 constexpr uint32_t kLoadsInFlight = 2;
 /// ReduceResidual stages its partials in shared memory up to this many floats

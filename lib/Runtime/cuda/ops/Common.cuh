@@ -135,7 +135,7 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
   const bool oneVector = k / kVector <= kThreads;
   Bf16x8 early{};
   if (norm != plan::kNone && oneVector && threadIdx.x < k / kVector)
-    early = ws.load(norm + uint64_t(threadIdx.x) * kVector * 2);
+    early = ws.load(norm + uint64_t(threadIdx.x) * kVectorBytes);
   float squares = 0;
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
@@ -158,7 +158,7 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
   float r = 1.0f / sqrtf(total / static_cast<float>(k) + eps);
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
-    const Bf16x8 scale = oneVector ? early : ws.load(norm + uint64_t(v) * kVector * 2);
+    const Bf16x8 scale = oneVector ? early : ws.load(norm + uint64_t(v) * kVectorBytes);
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e) {
       uint32_t i = v * kVector + e;
@@ -185,7 +185,7 @@ __device__ __forceinline__ void warpDotRows(const WeightStream &ws, const uint64
   WeightCursor w[kRows] = {};
 #pragma unroll
   for (uint32_t r = 0; r < kRows; ++r)
-    w[r] = ws.at(rows[r] + laneId() * kVector * 2);
+    w[r] = ws.at(rows[r] + laneId() * kVectorBytes);
   const float *x = xs + laneId() * kVector;
   uint32_t v = laneId();
 #pragma unroll 1
@@ -195,7 +195,7 @@ __device__ __forceinline__ void warpDotRows(const WeightStream &ws, const uint64
     for (uint32_t j = 0; j < kUnroll; ++j)
 #pragma unroll
       for (uint32_t r = 0; r < kRows; ++r)
-        loaded[r][j] = w[r].load(j * kStride * 2);
+        loaded[r][j] = w[r].load(j * kStride * kWeightBytes);
 #pragma unroll
     for (uint32_t j = 0; j < kUnroll; ++j) {
       float4 lo = *reinterpret_cast<const float4 *>(x + j * kStride);
@@ -206,7 +206,7 @@ __device__ __forceinline__ void warpDotRows(const WeightStream &ws, const uint64
     }
 #pragma unroll
     for (uint32_t r = 0; r < kRows; ++r)
-      w[r].advance(kUnroll * kStride * 2);
+      w[r].advance(kUnroll * kStride * kWeightBytes);
     x += kUnroll * kStride;
   }
 #pragma unroll 1
@@ -216,7 +216,7 @@ __device__ __forceinline__ void warpDotRows(const WeightStream &ws, const uint64
 #pragma unroll
     for (uint32_t r = 0; r < kRows; ++r) {
       acc[r][0] = dot8(w[r].load(), lo, hi, acc[r][0]);
-      w[r].advance(kStride * 2);
+      w[r].advance(kStride * kWeightBytes);
     }
     x += kStride;
   }
@@ -238,7 +238,7 @@ template <typename Emit>
 __device__ __forceinline__ void forEachRowDot(const WeightStream &ws, uint64_t weight,
                                               uint32_t begin, uint32_t end, uint32_t vectors,
                                               const float *xs, Emit emit) {
-  const uint64_t rowBytes = uint64_t(vectors) * kVector * 2;
+  const uint64_t rowBytes = uint64_t(vectors) * kVectorBytes;
   for (uint32_t i = begin + warpId(); i < end; i += 2 * kWarps) {
     const uint32_t i2 = i + kWarps < end ? i + kWarps : i;
     const uint64_t rows[2] = {weight + (i - begin) * rowBytes, weight + (i2 - begin) * rowBytes};

@@ -30,7 +30,7 @@ __device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, co
   loadNormalizedInput(a, t, ws, h, 1, xs, s);
 
   // 2. The activations.
-  const uint64_t rowBytes = uint64_t(h) * 2;
+  const uint64_t rowBytes = uint64_t(h) * kWeightBytes;
   const uint64_t gate = t.weight, up = gate + n * rowBytes, down = up + n * rowBytes;
   const uint32_t vectors = layout.vectors;
   for (uint32_t u = warpId(); u < n; u += kWarps) {
@@ -53,7 +53,7 @@ __device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, co
     if (grp < groups && v < vectors) {
 #pragma unroll 2
       for (uint32_t u = grp; u < n; u += groups) {
-        Bf16x8 w = ws.load(down + u * rowBytes + uint64_t(v) * kVector * 2);
+        Bf16x8 w = ws.load(down + u * rowBytes + uint64_t(v) * kVectorBytes);
         float x = act[u];
 #pragma unroll
         for (uint32_t e = 0; e < kVector; ++e)
