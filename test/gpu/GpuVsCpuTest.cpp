@@ -47,22 +47,23 @@ constexpr double kTolerance = 2e-3; // Of the largest |logit| of the step.
 
 class GpuVsCpuTest : public test::GpuTest {
 protected:
-  /// Compiles models/`model`.graph for a target with `arch` and `workers`
-  /// (attention split at 16, `extra` tic options) and packs random weights;
-  /// returns the loaded plan (null on failure, with a test failure recorded).
+  /// Compiles `graph` (in the source tree) for a target with `arch` and
+  /// `workers` (attention split at 16, `extra` tic options) and packs random
+  /// weights; returns the loaded plan (null on failure, with a test failure
+  /// recorded).
   std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &arch, int workers,
-                                                   const std::string &model = "tiny",
+                                                   const std::string &graph = "models/tiny.graph",
                                                    const std::string &extra = "") {
     fs::path dir = scratchDir("ti-gpu");
     std::string target = writeTarget(dir / "target.json", arch, workers);
     return test::compileModelPlan(
-        model, dir / "plan",
+        graph, dir / "plan",
         "--target-file " + target + " --attention-split-context 16 " + extra, 3);
   }
 
-  std::shared_ptr<const LoadedPlan> devicePlan(const std::string &model = "tiny",
+  std::shared_ptr<const LoadedPlan> devicePlan(const std::string &graph = "models/tiny.graph",
                                                const std::string &extra = "") {
-    return compileAndPack(device.arch, device.smCount, model, extra);
+    return compileAndPack(device.arch, device.smCount, graph, extra);
   }
 };
 
@@ -155,6 +156,14 @@ TEST_F(GpuVsCpuTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
   expectStepsMatchTheCpu(lp, kSteps, 4);
 }
 
+TEST_F(GpuVsCpuTest, MatchesTheCpuWhenLayersDiffer) {
+  // Layers of 2, 1 and 4 query heads per kv head of dims 16, 32 and 8, each
+  // task with its own layer's geometry.
+  auto lp = devicePlan("test/models/Inputs/mixed-layers.graph");
+  ASSERT_TRUE(lp);
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
 /// The shapes of real models with random weights: the 1B's four query heads
 /// per kv head and head_dim 64, the 3B's three and head_dim 128, their FFN
 /// and the whole vocabulary. 64 cached positions keep the arena small; 20
@@ -163,7 +172,7 @@ class GpuVsCpuModelTest : public GpuVsCpuTest,
                           public ::testing::WithParamInterface<const char *> {};
 
 TEST_P(GpuVsCpuModelTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
-  auto lp = devicePlan(GetParam(), "--max-context 64");
+  auto lp = devicePlan("models/" + std::string(GetParam()) + ".graph", "--max-context 64");
   ASSERT_TRUE(lp);
   ASSERT_GT(lp->plan.attentionChunks(), 1u);
   expectStepsMatchTheCpu(lp, 20, 0);

@@ -37,13 +37,19 @@ namespace {
 }
 
 void checkConfig(const LlamaConfig &c) {
-  if (c.vocab <= 0 || c.hidden <= 0 || c.ffn <= 0 || c.layers <= 0 ||
-      c.heads <= 0 || c.kvHeads <= 0 || c.headDim <= 0)
+  if (c.vocab <= 0 || c.hidden <= 0 || c.ffn <= 0 || c.layers <= 0)
     fail("every dimension must be positive");
-  if (c.headDim % 2 != 0)
-    fail("headDim must be even: RoPE rotates pairs of elements");
-  if (c.heads % c.kvHeads != 0)
-    fail("kvHeads must divide heads");
+  if (!c.layerShapes.empty() && c.layerShapes.size() != static_cast<size_t>(c.layers))
+    fail("layerShapes must have one shape per layer");
+  for (int i = 0; i < c.layers; ++i) {
+    const LlamaConfig::AttentionShape s = c.shapeOf(i);
+    if (s.heads <= 0 || s.kvHeads <= 0 || s.headDim <= 0)
+      fail("every dimension must be positive");
+    if (s.headDim % 2 != 0)
+      fail("headDim must be even: RoPE rotates pairs of elements");
+    if (s.heads % s.kvHeads != 0)
+      fail("kvHeads must divide heads");
+  }
   if (!(c.rmsEps >= 0.0) || !(c.ropeTheta > 0.0))
     fail("rmsEps must be non-negative and ropeTheta positive");
   if (c.llama3Scaling &&
@@ -81,7 +87,6 @@ NaiveLlama::NaiveLlama(LlamaConfig config, WeightFn weights, bool bf16KvCache)
   checkConfig(cfg);
   if (!weights)
     fail("no weight callback");
-  invFreq = ropeInverseFrequencies(cfg);
 
   auto loadMatrix = [&](const std::string &name, int rows, int cols) {
     Matrix m;
@@ -91,12 +96,14 @@ NaiveLlama::NaiveLlama(LlamaConfig config, WeightFn weights, bool bf16KvCache)
     return m;
   };
 
-  const int qDim = cfg.heads * cfg.headDim;
-  const int kvDim = cfg.kvHeads * cfg.headDim;
   embedding = loadMatrix("model.embed_tokens.weight", cfg.vocab, cfg.hidden);
   layerWeights.resize(cfg.layers);
   for (int i = 0; i < cfg.layers; ++i) {
     Layer &l = layerWeights[i];
+    l.shape = cfg.shapeOf(i);
+    l.invFreq = ropeInverseFrequencies(cfg, l.shape.headDim);
+    const int qDim = l.shape.heads * l.shape.headDim;
+    const int kvDim = l.shape.kvHeads * l.shape.headDim;
     l.inputNorm =
         loadVector(weights, layerName(i, "input_layernorm.weight"), cfg.hidden);
     l.q = loadMatrix(layerName(i, "self_attn.q_proj.weight"), qDim, cfg.hidden);
@@ -137,11 +144,13 @@ int NaiveLlama::argmax(const std::vector<double> &logits) {
 }
 
 std::vector<double>
-NaiveLlama::ropeInverseFrequencies(const LlamaConfig &config) {
-  const int half = config.headDim / 2;
+NaiveLlama::ropeInverseFrequencies(const LlamaConfig &config, int headDim) {
+  if (headDim == 0)
+    headDim = config.headDim;
+  const int half = headDim / 2;
   std::vector<double> freq(half);
   for (int i = 0; i < half; ++i)
-    freq[i] = std::pow(config.ropeTheta, -2.0 * i / config.headDim);
+    freq[i] = std::pow(config.ropeTheta, -2.0 * i / headDim);
   if (!config.llama3Scaling)
     return freq;
 
@@ -231,14 +240,14 @@ NaiveLlama::rmsNorm(const std::vector<double> &x,
 
 std::vector<double> NaiveLlama::attention(Layer &layer,
                                           const std::vector<double> &h) {
-  const int d = cfg.headDim;
+  const int d = layer.shape.headDim, heads = layer.shape.heads;
   std::vector<double> q = matVec(layer.q, h);
   std::vector<double> k = matVec(layer.k, h);
   std::vector<double> v = matVec(layer.v, h);
-  for (int head = 0; head < cfg.heads; ++head)
-    applyRope(std::span<double>(q).subspan(head * d, d), pos, invFreq);
-  for (int head = 0; head < cfg.kvHeads; ++head)
-    applyRope(std::span<double>(k).subspan(head * d, d), pos, invFreq);
+  for (int head = 0; head < heads; ++head)
+    applyRope(std::span<double>(q).subspan(head * d, d), pos, layer.invFreq);
+  for (int head = 0; head < layer.shape.kvHeads; ++head)
+    applyRope(std::span<double>(k).subspan(head * d, d), pos, layer.invFreq);
 
   // The runtime keeps its K/V cache in bfloat16, and that rounding is the
   // largest error it makes on purpose; leaving it out of the oracle would make
@@ -256,11 +265,11 @@ std::vector<double> NaiveLlama::attention(Layer &layer,
   layer.values.push_back(std::move(v));
 
   const int positions = pos + 1;
-  const int group = cfg.heads / cfg.kvHeads;
+  const int group = heads / layer.shape.kvHeads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  std::vector<double> out(static_cast<size_t>(cfg.heads) * d, 0.0);
+  std::vector<double> out(static_cast<size_t>(heads) * d, 0.0);
   std::vector<double> scores(positions);
-  for (int head = 0; head < cfg.heads; ++head) {
+  for (int head = 0; head < heads; ++head) {
     const int kvHead = head / group;
     const double *qh = &q[static_cast<size_t>(head) * d];
     double maxScore = -INFINITY;

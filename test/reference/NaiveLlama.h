@@ -47,6 +47,18 @@ struct LlamaConfig {
   int originalContext = 8192; ///< original_max_position_embeddings
   /// tie_word_embeddings: the lm_head is the embedding matrix.
   bool tiedEmbeddings = false;
+
+  /// A layer's attention shape.
+  struct AttentionShape {
+    int heads = 0, kvHeads = 0, headDim = 0;
+  };
+  /// Per-layer attention shapes, for models whose layers differ (layers of
+  /// them); empty: every layer has heads, kvHeads and headDim above.
+  std::vector<AttentionShape> layerShapes;
+  /// Layer `layer`'s attention shape.
+  AttentionShape shapeOf(int layer) const {
+    return layerShapes.empty() ? AttentionShape{heads, kvHeads, headDim} : layerShapes[layer];
+  }
 };
 
 /// Returns the values of the checkpoint tensor called \p checkpointName
@@ -87,8 +99,10 @@ public:
   static int argmax(const std::vector<double> &logits);
 
   /// RoPE's inverse frequencies, headDim / 2 of them: theta^(-2i/headDim),
-  /// adjusted by Llama 3 frequency scaling when the config enables it.
-  static std::vector<double> ropeInverseFrequencies(const LlamaConfig &config);
+  /// adjusted by Llama 3 frequency scaling when the config enables it (the
+  /// config's headDim unless another is given).
+  static std::vector<double> ropeInverseFrequencies(const LlamaConfig &config,
+                                                    int headDim = 0);
 
   /// Rotates one head's vector in place for \p position, pairing element i
   /// with element i + d/2 ("rotate half", as Hugging Face does).
@@ -109,6 +123,8 @@ private:
   };
 
   struct Layer {
+    LlamaConfig::AttentionShape shape;
+    std::vector<double> invFreq; // RoPE's, for this layer's head_dim.
     std::vector<double> inputNorm;
     Matrix q, k, v, o;
     std::vector<double> postAttentionNorm;
@@ -129,7 +145,6 @@ private:
 
   LlamaConfig cfg;
   bool roundCache;
-  std::vector<double> invFreq;
   Matrix embedding;
   std::vector<Layer> layerWeights;
   std::vector<double> finalNorm;

@@ -7,12 +7,12 @@
 
 namespace ti::test {
 
-std::shared_ptr<const LoadedPlan> compileModelPlan(const std::string &model,
+std::shared_ptr<const LoadedPlan> compileModelPlan(const std::string &graph,
                                                    const std::filesystem::path &stem,
                                                    const std::string &ticOptions, uint64_t seed) {
   const std::string plan = stem.string() + ".fb", weights = stem.string() + ".bin";
-  const std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR + "/models/" + model +
-                          ".graph " + ticOptions + " -o " + plan;
+  const std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR + "/" + graph + " " +
+                          ticOptions + " -o " + plan;
   const std::string tipack = std::string(TI_TOOLS_DIR "/tipack ") + plan + " --random --seed " +
                              std::to_string(seed) + " -q -o " + weights;
   for (const std::string &command : {tic, tipack})

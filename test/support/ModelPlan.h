@@ -1,6 +1,6 @@
 //===- ModelPlan.h - A model compiled and packed, for tests -----*- C++ -*-===//
 //
-// Tests that run a real plan compile a graph of models/ with the built tic,
+// Tests that run a real plan compile a graph (of models/, or a test's) with the built tic,
 // pack random weights with the built tipack and load both, as a user would.
 // One function for all of them; each test chooses the model, tic's options (a
 // target file, an attention split) and the weights' seed.
@@ -18,11 +18,11 @@
 
 namespace ti::test {
 
-/// Compiles models/`model`.graph with `ticOptions` into `stem`.fb, packs
-/// random weights of `seed` into `stem`.bin and loads them. Null on failure,
-/// with a test failure recorded (ADD_FAILURE) that names the command or the
-/// load error.
-std::shared_ptr<const LoadedPlan> compileModelPlan(const std::string &model,
+/// Compiles `graph` (a path in the source tree: "models/tiny.graph") with
+/// `ticOptions` into `stem`.fb, packs random weights of `seed` into `stem`.bin
+/// and loads them. Null on failure, with a test failure recorded
+/// (ADD_FAILURE) that names the command or the load error.
+std::shared_ptr<const LoadedPlan> compileModelPlan(const std::string &graph,
                                                    const std::filesystem::path &stem,
                                                    const std::string &ticOptions, uint64_t seed);
 
@@ -30,7 +30,7 @@ std::shared_ptr<const LoadedPlan> compileModelPlan(const std::string &model,
 inline std::shared_ptr<const LoadedPlan> compileTinyPlan(const std::filesystem::path &stem,
                                                          const std::string &ticOptions,
                                                          uint64_t seed) {
-  return compileModelPlan("tiny", stem, ticOptions, seed);
+  return compileModelPlan("models/tiny.graph", stem, ticOptions, seed);
 }
 
 } // namespace ti::test

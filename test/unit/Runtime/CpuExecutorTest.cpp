@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -63,11 +64,24 @@ std::vector<float> randomTensor(const std::string &name, size_t elements, unsign
   return v;
 }
 
-reference::WeightFn tinyWeights() {
-  const reference::LlamaConfig c = tinyConfig();
+/// test/models/Inputs/mixed-layers.graph's: tiny's, with three layers of
+/// different attention shapes.
+reference::LlamaConfig mixedConfig() {
+  reference::LlamaConfig c = tinyConfig();
+  c.layerShapes = {{4, 2, 16}, {2, 2, 32}, {8, 2, 8}};
+  return c;
+}
+
+/// The checkpoint values of config `c`'s tensors, shaped by the layer each
+/// belongs to.
+reference::WeightFn tinyWeights(const reference::LlamaConfig &c = tinyConfig()) {
   return [c](const std::string &name) {
     auto has = [&](const char *s) { return name.find(s) != std::string::npos; };
-    size_t h = c.hidden, q = c.heads * c.headDim, kv = c.kvHeads * c.headDim, f = c.ffn;
+    int layer = 0;
+    std::sscanf(name.c_str(), "model.layers.%d.", &layer);
+    const reference::LlamaConfig::AttentionShape shape = c.shapeOf(layer);
+    size_t h = c.hidden, q = size_t(shape.heads) * shape.headDim,
+           kv = size_t(shape.kvHeads) * shape.headDim, f = c.ffn;
     if (name == "model.embed_tokens.weight")
       return randomTensor(name, size_t(c.vocab) * h, 2);
     if (has("layernorm") || name == "model.norm.weight")
@@ -83,15 +97,17 @@ reference::WeightFn tinyWeights() {
 
 class CpuExecutorTest : public ::testing::Test {
 protected:
-  /// Compiles tiny.graph with `extra` tic options and packs random weights.
-  std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &extra) {
+  /// Compiles `graph` (tiny.graph by default; relative to the source tree)
+  /// with `extra` tic options and packs random weights.
+  std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &extra,
+                                                   const std::string &graph = "models/tiny.graph") {
     fs::path dir = fs::temp_directory_path() /
                    ("ti-cpu-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     fs::create_directories(dir);
     dirs.push_back(dir);
     std::string plan = (dir / "plan.fb").string(), weights = (dir / "weights.bin").string();
-    std::string cmd = std::string(TI_TOOLS_DIR) + "/tic " + TI_SOURCE_DIR +
-                      "/models/tiny.graph " + extra + " -o " + plan;
+    std::string cmd = std::string(TI_TOOLS_DIR) + "/tic " + TI_SOURCE_DIR + "/" + graph + " " +
+                      extra + " -o " + plan;
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     auto p = plan::readPlanFile(plan);
     EXPECT_TRUE(p.ok()) << p.status().message();
@@ -139,9 +155,10 @@ int32_t forcedToken(const LoadedPlan &lp, int32_t pos) {
 /// `greedy`, each step feeds the previous step's argmax (and the tokens are
 /// returned); otherwise forcedToken().
 std::vector<int32_t> compareWithReference(const LoadedPlan &lp, unsigned threads,
-                                          bool greedy = true) {
+                                          bool greedy = true,
+                                          const reference::LlamaConfig &config = tinyConfig()) {
   CpuExecutor exe(std::shared_ptr<const LoadedPlan>(&lp, [](const LoadedPlan *) {}), threads);
-  reference::NaiveLlama ref(tinyConfig(), tinyWeights());
+  reference::NaiveLlama ref(config, tinyWeights(config));
   std::vector<int32_t> tokens;
   int32_t token = lp.plan.model.bos;
   double worst = 0;
@@ -186,6 +203,17 @@ TEST_F(CpuExecutorTest, MatchesTheReferenceOnVariedTokens) {
     auto lp = compileAndPack(std::string(target) + " --attention-split-context 16");
     ASSERT_TRUE(lp);
     compareWithReference(*lp, 2, /*greedy=*/false);
+  }
+}
+
+TEST_F(CpuExecutorTest, MatchesTheReferenceWhenLayersDiffer) {
+  // Layers of 2, 1 and 4 query heads per kv head, of dims 16, 32 and 8: each
+  // layer's tasks carry their own geometry (the model info has the first's).
+  for (const char *target : {"--target rtx3050", "--target h200"}) {
+    auto lp = compileAndPack(std::string(target) + " --attention-split-context 16",
+                             "test/models/Inputs/mixed-layers.graph");
+    ASSERT_TRUE(lp);
+    compareWithReference(*lp, 2, /*greedy=*/false, mixedConfig());
   }
 }
 

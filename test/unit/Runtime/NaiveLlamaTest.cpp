@@ -509,6 +509,42 @@ TEST(NaiveLlama, GqaEqualsMhaWithExpandedKv) {
   EXPECT_GT(worstWrong, 1e-3);
 }
 
+// Per-layer shapes: the uniform shape given per layer is the same model, and
+// expanding only layer 1's K/V heads (layer 1 MHA, layer 0 GQA) keeps the
+// logits, so each layer attends with its own shape.
+TEST(NaiveLlama, LayerShapesApplyToTheirLayer) {
+  LlamaConfig gqa = smallConfig();
+  ASSERT_EQ(gqa.layers, 2);
+  Weights w = randomWeights(gqa, 5);
+  LlamaConfig same = gqa;
+  same.layerShapes = {gqa.shapeOf(0), gqa.shapeOf(1)};
+  LlamaConfig mixed = gqa;
+  mixed.layerShapes = {gqa.shapeOf(0), {gqa.heads, gqa.heads, gqa.headDim}};
+  const int group = gqa.heads / gqa.kvHeads;
+  const size_t rowsPerHead = size_t(gqa.headDim) * gqa.hidden;
+  Weights expanded = w;
+  for (const char *name : {"self_attn.k_proj.weight", "self_attn.v_proj.weight"}) {
+    const std::vector<float> &src = w.at(layer(1, name));
+    std::vector<float> dst;
+    for (int h = 0; h < gqa.heads; ++h)
+      dst.insert(dst.end(), src.begin() + (h / group) * rowsPerHead,
+                 src.begin() + (h / group + 1) * rowsPerHead);
+    expanded[layer(1, name)] = std::move(dst);
+  }
+  const std::vector<int> tokens = {5, 0, 39, 12, 7};
+  NaiveLlama g(gqa, serve(w)), s(same, serve(w)), m(mixed, serve(expanded));
+  auto lg = run(g, tokens), ls = run(s, tokens), lm = run(m, tokens);
+  for (size_t t = 0; t < tokens.size(); ++t)
+    for (int v = 0; v < gqa.vocab; ++v) {
+      EXPECT_EQ(lg[t][v], ls[t][v]) << "position " << t;
+      EXPECT_NEAR(lg[t][v], lm[t][v], 1e-12) << "position " << t;
+    }
+  // Layer 1 with layer 0's (GQA) shape cannot read the expanded weights.
+  LlamaConfig wrong = mixed;
+  wrong.layerShapes = {gqa.shapeOf(0), gqa.shapeOf(0)};
+  EXPECT_THROW(NaiveLlama(wrong, serve(expanded)), std::invalid_argument);
+}
+
 // The bf16 cache moves the logits a little and the prediction not at all.
 TEST(NaiveLlama, Bf16CacheChangesLogitsSlightly) {
   LlamaConfig c = smallConfig();
