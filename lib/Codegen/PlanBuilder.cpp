@@ -8,12 +8,19 @@
 //    its opcode, each with its own stage's attention geometry where its opcode
 //    uses one (layers may differ); then sorted by (worker, wave) for the
 //    executors.
+// 5. What the target's worker can run (WorkerSupport.h): a stage whose tasks
+//    ask more (too many query heads per kv head, an unsupported head_dim,
+//    more shared memory than the worker has) is refused at its graph op, once
+//    per stage.
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Codegen/PlanBuilder.h"
 
+#include "ti/Plan/WorkerSupport.h"
+
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 using namespace ti;
@@ -48,6 +55,8 @@ private:
   }
   bool modelInfo();
   bool emitStage(const Stage &s, uint16_t wave);
+  /// Step 5: false after reporting what the target's worker cannot run.
+  bool fitsTheWorker();
 
   const Module &m;
   DiagnosticEngine &diags;
@@ -286,7 +295,24 @@ std::optional<plan::Plan> PlanBuilder::build() {
                    [](const plan::TaskRecord &a, const plan::TaskRecord &b) {
                      return a.worker != b.worker ? a.worker < b.worker : a.wave < b.wave;
                    });
+  if (!fitsTheWorker())
+    return std::nullopt;
   return std::move(p);
+}
+
+bool PlanBuilder::fitsTheWorker() {
+  // Once per graph op: an attention op's scores and values stages, and all of
+  // a stage's tasks, would say the same.
+  std::set<std::pair<const char *, std::string>> reported;
+  bool fits = true;
+  for (const plan::WorkerProblem &problem :
+       plan::workerProblems(p, m.target.workerLimits(), p.tasks.size())) {
+    const Stage &s = m.stages[p.tasks[problem.task].wave]; // One wave per stage.
+    fits = false;
+    if (reported.emplace(s.loc.getPointer(), problem.message).second)
+      diags.error(s.loc, problem.message + " (target '" + m.target.name + "')");
+  }
+  return fits;
 }
 
 std::optional<plan::Plan> ti::buildPlan(const Module &module, DiagnosticEngine &diags) {

@@ -30,6 +30,9 @@ static Target rtx3050() {
   t.maxRegisters = 64;
   t.bandwidthGBs = 212.9;
   t.attentionSplitContext = 384;
+  // sm_86's 99 KiB of opt-in shared memory per block, less the worker's 1 KiB
+  // of static shared memory.
+  t.sharedBytesPerWorker = 99 * 1024 - 1024;
   return t;
 }
 
@@ -45,6 +48,9 @@ static Target h200() {
   t.maxRegisters = 64;
   t.bandwidthGBs = 4471;
   t.attentionSplitContext = 384;
+  // sm_90's 227 KiB of opt-in shared memory per block, less the worker's 1 KiB
+  // of static shared memory.
+  t.sharedBytesPerWorker = 227 * 1024 - 1024;
   return t;
 }
 
@@ -76,6 +82,16 @@ Status validate(const Target &t, const std::string &source) {
     return bad("\"attention_split_context\" must be positive");
   if (!(t.balanceTolerance >= 0 && t.balanceTolerance < 1))
     return bad("\"balance_tolerance\" must be in [0, 1)");
+  if (t.maxQueryHeadsPerKvHead == 0)
+    return bad("\"max_query_heads_per_kv_head\" must be positive");
+  if (t.headDims.empty())
+    return bad("\"head_dims\" must name at least one head_dim");
+  for (uint32_t d : t.headDims)
+    if (d == 0 || d % 2)
+      return bad("\"head_dims\" holds " + std::to_string(d) +
+                 "; a head_dim is positive and even");
+  if (t.vectorElements == 0)
+    return bad("\"vector_elements\" must be positive");
   return Status();
 }
 } // namespace
@@ -101,6 +117,17 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
       field = v.get<uint32_t>();
       return Status();
     };
+    auto wantUIntList = [&](std::vector<uint32_t> &field) -> Status {
+      if (!v.is_array())
+        return Status::error(source + ": \"" + key + "\" must be a list of integers");
+      field.clear();
+      for (const json &item : v) {
+        if (!item.is_number_unsigned() || item.get<uint64_t>() > UINT32_MAX)
+          return Status::error(source + ": \"" + key + "\" must be a list of non-negative integers");
+        field.push_back(item.get<uint32_t>());
+      }
+      return Status();
+    };
     auto wantNumber = [&](double &field) -> Status {
       if (!v.is_number())
         return Status::error(source + ": \"" + key + "\" must be a number");
@@ -118,6 +145,10 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "attention_split_context") s = wantUInt(t.attentionSplitContext);
     else if (key == "balance_tolerance") s = wantNumber(t.balanceTolerance);
     else if (key == "worker_fingerprint") s = wantString(t.workerFingerprint);
+    else if (key == "max_query_heads_per_kv_head") s = wantUInt(t.maxQueryHeadsPerKvHead);
+    else if (key == "head_dims") s = wantUIntList(t.headDims);
+    else if (key == "shared_bytes_per_worker") s = wantUInt(t.sharedBytesPerWorker);
+    else if (key == "vector_elements") s = wantUInt(t.vectorElements);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
     if (!s.ok())
       return s;
@@ -146,6 +177,10 @@ std::string ti::targetToJson(const Target &t) {
             {"bandwidth_gbs", t.bandwidthGBs},
             {"attention_split_context", t.attentionSplitContext},
             {"balance_tolerance", t.balanceTolerance},
-            {"worker_fingerprint", t.workerFingerprint}};
+            {"worker_fingerprint", t.workerFingerprint},
+            {"max_query_heads_per_kv_head", t.maxQueryHeadsPerKvHead},
+            {"head_dims", t.headDims},
+            {"shared_bytes_per_worker", t.sharedBytesPerWorker},
+            {"vector_elements", t.vectorElements}};
   return j.dump(2) + "\n";
 }

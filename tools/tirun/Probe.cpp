@@ -5,9 +5,11 @@
 //
 // Reads what the compiled worker looks like on the GPU (registers, local
 // memory, static shared memory, occupancy at its block size), the GPU's name,
-// arch and SM count, measures the streaming-read bandwidth (CudaBandwidth.h)
-// and takes the worker's fingerprint (a hash of its machine code), prints a
-// report, and with -o writes the target file that `tic --target-file`
+// arch and SM count, what the worker can run there (CudaExecutor::workerLimits:
+// query heads per kv head, head dims, shared memory per task, load width),
+// measures the streaming-read bandwidth (CudaBandwidth.h) and takes the
+// worker's fingerprint (a hash of its machine code), prints a report, and
+// with -o writes the target file that `tic --target-file`
 // compiles for, atomically. A plan made from it runs only with this worker
 // binary (CudaExecutor::create checks the fingerprint).
 //
@@ -122,6 +124,13 @@ int ti::tirun::runProbe(int argc, char **argv) {
                bandwidth->medianGBs, bandwidth->minGBs, bandwidth->maxGBs, bandwidth->repetitions,
                bandwidth->bytes / 1e9,
                bandwidth->l2Bytes ? double(bandwidth->bytes) / double(bandwidth->l2Bytes) : 0.0);
+  const plan::WorkerLimits limits = CudaExecutor::workerLimits(info->sharedPerBlockOptin);
+  std::string dims;
+  for (uint32_t d : limits.headDims)
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  std::fprintf(out, "  runs        up to %u query heads per kv head, head_dim %s, %u bytes of "
+               "shared memory per task, columns in multiples of %u\n",
+               limits.maxGroup, dims.c_str(), limits.sharedBytes, limits.vectorElements);
   std::fprintf(out, "fingerprint   %s\n", fingerprint.c_str());
   std::fflush(out);
   if (attributes->blocksPerSm < 1)
@@ -141,6 +150,10 @@ int ti::tirun::runProbe(int argc, char **argv) {
   t.maxRegisters = std::min<uint32_t>(uint32_t(info->registersPerSm) / threads, 255);
   t.bandwidthGBs = std::round(bandwidth->medianGBs * 10) / 10;
   t.workerFingerprint = fingerprint;
+  t.maxQueryHeadsPerKvHead = limits.maxGroup;
+  t.headDims = limits.headDims;
+  t.sharedBytesPerWorker = limits.sharedBytes;
+  t.vectorElements = limits.vectorElements;
   const std::string json = targetToJson(t);
   // What tic will read back must be a valid target.
   if (auto back = parseTargetJson(json, "the probed target"); !back)

@@ -13,8 +13,9 @@
 // memory the plan needs, a plan made for another worker binary or GPU (a
 // target written by `tirun probe` carries the worker's fingerprint: a hash of
 // its machine code, see kernelFingerprint; a plan with one runs only where this
-// binary's worker has the same), or a plan the kernel does not support (see
-// checkKernelSupport).
+// binary's worker has the same), or a plan that asks more than this worker can
+// run on this GPU (workerLimits; tic refuses such a plan for its target
+// already, so this is the last line of defence).
 //
 // Ownership: shares the LoadedPlan (and so its weights mapping, read only at
 // creation); owns its device memory and stream, released by the destructor.
@@ -25,6 +26,7 @@
 #ifndef TI_RUNTIME_CUDAEXECUTOR_H
 #define TI_RUNTIME_CUDAEXECUTOR_H
 
+#include "ti/Plan/WorkerSupport.h"
 #include "ti/Runtime/Executor.h"
 #include "ti/Runtime/LoadedPlan.h"
 
@@ -123,6 +125,13 @@ public:
   /// Threads of one worker block, the kernel's compile-time block size
   /// (Config.cuh's kThreads): what a target's threads_per_worker must be.
   static uint32_t workerThreads();
+  /// What this binary's worker can run on a GPU whose blocks may opt in to
+  /// `optInSharedBytes` of shared memory (sharedPerBlockOptin): its thread
+  /// count, query heads per kv head, head dims and load width (Config.cuh)
+  /// and the shared memory left for tasks. Needs no GPU: the built-in
+  /// targets' limits are held against it in a unit test, and `tirun probe`
+  /// writes it into the target file.
+  static plan::WorkerLimits workerLimits(size_t optInSharedBytes);
   /// Which embedded image of the worker `device` runs: the cubin whose arch
   /// cudaFuncGetAttributes reports as the binary version, or, where the device
   /// has no such cubin (or CUDA_FORCE_PTX_JIT is set), the PTX of the reported
@@ -148,10 +157,6 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
-
-/// Checks that the worker kernel supports `plan` (alignments and sizes it
-/// assumes for its 16-byte loads): one line on the first problem.
-Status checkKernelSupport(const plan::Plan &plan);
 
 } // namespace ti
 

@@ -1,18 +1,26 @@
 //===- Target.h - What the compiler knows about a GPU ------------*- C++ -*-===//
 //
-// A target description holds every fact and choice that makes one plan better
-// than another on a given GPU: the number of workers (one block per SM), the
-// worker's block size and register budget, the measured streaming bandwidth,
-// when attention switches to its chunked form, how far row splits may be out of
-// balance. Passes read it; the kernel never hard-codes any of it.
+// A target description holds the facts about a GPU and its worker kernel that
+// the compiler plans with, and its choices: the number of workers (one block
+// per SM), the worker's block size and register budget, what the worker can
+// run (ti/Plan/WorkerSupport.h: query heads per kv head, head dims, shared
+// memory per task, its load width; tic refuses a graph beyond them at the
+// op's line and column), the measured streaming bandwidth (the floor), when
+// attention switches to its chunked form (split-attention), how far row splits
+// may be out of balance (balance-rows).
 //
-// Built-in targets: `rtx3050` (the TileInfer post's GPU) and `h200`. A target
-// file (JSON, written by `tirun probe`) describes any other GPU.
+// Built-in targets: `rtx3050` (the TileInfer post's GPU) and `h200`, whose
+// worker limits are those of the worker this build compiles (a CUDA build's
+// unit test holds them against it). A target file (JSON, written by `tirun
+// probe` from the GPU and the worker binary) describes any other GPU; keys it
+// lacks keep the defaults of WorkerLimits (the worker on the smallest
+// supported GPU).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_TARGET_TARGET_H
 #define TI_TARGET_TARGET_H
 
+#include "ti/Plan/WorkerSupport.h"
 #include "ti/Support/Status.h"
 
 #include <cstdint>
@@ -38,6 +46,16 @@ struct Target {
   /// A hash of the worker binary the target was probed with; empty for the
   /// built-in targets, which were not probed.
   std::string workerFingerprint;
+  /// What the worker can run. Its thread count is threadsPerWorker's.
+  uint32_t maxQueryHeadsPerKvHead = plan::WorkerLimits().maxGroup;
+  std::vector<uint32_t> headDims = plan::WorkerLimits().headDims;
+  uint32_t sharedBytesPerWorker = plan::WorkerLimits().sharedBytes;
+  uint32_t vectorElements = plan::WorkerLimits().vectorElements;
+
+  plan::WorkerLimits workerLimits() const {
+    return plan::WorkerLimits{threadsPerWorker, maxQueryHeadsPerKvHead, headDims,
+                              sharedBytesPerWorker, vectorElements};
+  }
 
   /// A one-line description for plan headers and --stats.
   std::string describe() const;

@@ -1,26 +1,23 @@
 //===- Config.cuh - The CUDA worker's constants and shared memory -*- CUDA -*-===//
 //
 // Every tuning constant of the worker, with the static_asserts that keep them
-// consistent, and the layout of the worker's dynamic shared memory. The layout
-// functions are __host__ __device__: the executor sizes the launch's dynamic
-// shared memory with exactly the arithmetic the ops use to carve it.
+// consistent. What a plan may ask of this worker (the most query heads per kv
+// head, the head dims, the shared memory) is reported by
+// CudaExecutor::workerLimits() from these constants; tic reads the same facts
+// from the target (ti/Target/Target.h) and refuses plans beyond them.
 //
 // Shared memory of one worker:
 //   static   the block reductions' per-warp slots, the step's token (Worker.cu,
 //            ops/Common.cuh): kStaticSharedBytes at most;
-//   dynamic  one float array, reused by every task (a block barrier separates
-//            tasks). Per opcode, in floats, each region 16-byte aligned:
-//              Gemv             x'[K]
-//              LmHead           x'[K], reused for the warps' best rows
-//              FfnPartial       x'[H] | act[n] | down partials[G][H] (G > 1)
-//              Attention*       q'[G*D] | k'[D] | value partials[kWarps][D]
-//              ReduceResidual   partials[P][rows] (when they fit)
+//   dynamic  one float array, reused by every task, laid out as
+//            ti/Plan/WorkerLayout.h says for this worker's kThreads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_CONFIG_CUH
 #define TI_LIB_RUNTIME_CUDA_CONFIG_CUH
 
 #include "ti/Plan/TaskRecord.h"
+#include "ti/Plan/WorkerLayout.h"
 #include "ti/Support/HostDevice.h"
 
 #include <cstdint>
@@ -48,9 +45,7 @@ constexpr uint32_t kVector = kVectorBytes / kWeightBytes;
 static_assert(kVector == 8, "the ops unpack a load as Bf16x8");
 /// Independent 16-byte loads a lane issues before using the first (GEMV rows).
 constexpr uint32_t kLoadsInFlight = 2;
-/// ReduceResidual stages its partials in shared memory up to this many floats
-/// (32 KiB: 128 partials of 64 rows).
-constexpr uint32_t kReduceStagedFloats = 8192;
+using plan::kReduceStagedFloats;
 /// Query heads per kv head (G) the attention ops handle: they keep two softmax
 /// statistics per head of the group in registers (Llama 3 has G = 3 or 4;
 /// 8 would spill).
@@ -69,42 +64,22 @@ static_assert(kThreads <= 1024, "CUDA blocks have at most 1024 threads");
 static_assert(kMaxRegisters == 64, "the plans' targets assume 64 registers per thread");
 static_assert((kLoadsInFlight & (kLoadsInFlight - 1)) == 0, "loads in flight: a power of two");
 
-/// Rounds a float count up to a 16-byte boundary.
-TI_HOST_DEVICE constexpr uint32_t alignFloats(uint32_t n) { return (n + 3u) & ~3u; }
-
-/// FfnPartial's down projection: `groups` sets of threads each sum every
-/// groups-th unit into 8 columns per thread, then the sets are added in order.
-struct FfnLayout {
-  uint32_t hidden, units, vectors, groups;
-  uint32_t xAt, actAt, partialsAt, floats;
-};
+// The worker's shared-memory layout is the plan's (ti/Plan/WorkerLayout.h),
+// at this worker's thread count.
+using plan::alignFloats;
+using plan::AttentionLayout;
+using plan::FfnLayout;
 TI_HOST_DEVICE constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units) {
-  FfnLayout l{};
-  l.hidden = hidden;
-  l.units = units;
-  l.vectors = hidden / kVector;
-  l.groups = l.vectors >= kThreads ? 1u : kThreads / l.vectors;
-  l.xAt = 0;
-  l.actAt = alignFloats(hidden);
-  l.partialsAt = l.actAt + alignFloats(units);
-  l.floats = l.partialsAt + (l.groups > 1 ? l.groups * hidden : 0u);
-  return l;
+  return plan::ffnLayout(hidden, units, kThreads);
 }
-
-/// The attention ops' regions: rotated queries of the group, the current key,
-/// and the per-warp partial sums of the weighted values (of the task's layer's
-/// geometry).
-struct AttentionLayout {
-  uint32_t qAt, kAt, partialsAt, floats;
-};
 TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const plan::HeadGeometry &g) {
-  AttentionLayout l{};
-  l.qAt = 0;
-  l.kAt = alignFloats(g.group() * g.headDim);
-  l.partialsAt = l.kAt + alignFloats(g.headDim);
-  l.floats = l.partialsAt + kWarps * g.headDim;
-  return l;
+  return plan::attentionLayout(g, kWarps);
 }
+/// Floats of dynamic shared memory one task needs.
+TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t) {
+  return plan::sharedFloatsFor(t, kThreads);
+}
+static_assert(kVector == plan::kWorkerVector, "the layout's vector is the worker's load");
 
 // The budget holds the largest tasks of Llama 3.1 8B (hidden 4096, head_dim
 // 128, 4 query heads per kv head) with up to 1024 FFN units per task (20
@@ -116,30 +91,6 @@ static_assert(sizeof(float) * attentionLayout(plan::HeadGeometry{32, 8, 128, 16}
                       kStaticSharedBytes <=
                   kPortableSharedBytes,
               "an 8B model's attention task fits an sm_86 worker's shared memory");
-
-/// Floats of dynamic shared memory one task needs.
-TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t) {
-  switch (static_cast<plan::Opcode>(t.opcode)) {
-  case plan::Opcode::Gemv:
-    return alignFloats(t.aux[0]);
-  case plan::Opcode::LmHead: // x'[K], then the warps' best rows (3 words each).
-    return alignFloats(t.aux[0]) > 3 * kWarps ? alignFloats(t.aux[0]) : 3 * kWarps;
-  case plan::Opcode::FfnPartial:
-    return ffnLayout(t.aux[0], t.rowEnd - t.rowBegin).floats;
-  case plan::Opcode::AttentionScores:
-  case plan::Opcode::AttentionValues:
-    return attentionLayout(t.geometry).floats;
-  case plan::Opcode::ReduceResidual: {
-    const uint64_t staged = uint64_t(t.aux[1]) * (t.rowEnd - t.rowBegin);
-    return staged <= kReduceStagedFloats ? static_cast<uint32_t>(staged) : 0u;
-  }
-  case plan::Opcode::Nop:
-  case plan::Opcode::SelectToken:
-  case plan::Opcode::Embed:
-    return 0;
-  }
-  return 0;
-}
 
 } // namespace ti::cuda
 

@@ -59,54 +59,20 @@ template <typename T> Status upload(T **device, const T *host, size_t count) {
 
 } // namespace
 
-Status ti::checkKernelSupport(const plan::Plan &p) {
-  const plan::ModelInfo &m = p.model;
-  if (m.hidden % cuda::kVector)
-    return Status::error("hidden " + std::to_string(m.hidden) +
-                         ": the CUDA worker needs a multiple of 8");
-  auto misaligned = [](uint64_t offset) { return offset != plan::kNone && offset % 16; };
-  for (size_t i = 0; i < p.tasks.size(); ++i) {
-    const plan::TaskRecord &t = p.tasks[i];
-    const char *op = plan::opcodeName(t.opcode);
-    std::string who = "task #" + std::to_string(i) + " (" + (op ? op : "?") + ")";
-    switch (static_cast<plan::Opcode>(t.opcode)) {
-    case plan::Opcode::Embed:
-      if (misaligned(t.weight))
-        return Status::error(who + ": its weight is not 16-byte aligned");
-      break;
-    case plan::Opcode::Gemv:
-    case plan::Opcode::LmHead:
-    case plan::Opcode::FfnPartial:
-      if (t.aux[0] % cuda::kVector)
-        return Status::error(who + ": " + std::to_string(t.aux[0]) +
-                             " columns; the CUDA worker needs a multiple of 8");
-      if (misaligned(t.weight) || misaligned(t.norm))
-        return Status::error(who + ": its weight or norm is not 16-byte aligned");
-      break;
-    case plan::Opcode::AttentionScores:
-    case plan::Opcode::AttentionValues: {
-      const plan::HeadGeometry &g = t.geometry;
-      const uint32_t lanes = g.headDim / cuda::kVector;
-      if (g.headDim % cuda::kVector || lanes == 0 || lanes > cuda::kWarpSize ||
-          (lanes & (lanes - 1)))
-        return Status::error(who + ": head_dim " + std::to_string(g.headDim) +
-                             ": the CUDA worker needs 8, 16, 32, 64, 128 or 256");
-      if (g.group() > cuda::kMaxGroup)
-        return Status::error(who + ": " + std::to_string(g.heads) + " heads over " +
-                             std::to_string(g.kvHeads) +
-                             " kv heads: the CUDA worker needs at most " +
-                             std::to_string(cuda::kMaxGroup) + " query heads per kv head");
-      if (misaligned(t.in[1]) || misaligned(t.in[2]) || misaligned(t.out[1]))
-        return Status::error(who + ": its K/V cache is not 16-byte aligned in the arena");
-      break;
-    }
-    case plan::Opcode::Nop:
-    case plan::Opcode::SelectToken:
-    case plan::Opcode::ReduceResidual:
-      break;
-    }
-  }
-  return Status();
+plan::WorkerLimits CudaExecutor::workerLimits(size_t optInSharedBytes) {
+  plan::WorkerLimits l;
+  l.threads = cuda::kThreads;
+  l.maxGroup = cuda::kMaxGroup;
+  // A lane group of head_dim / kVector lanes takes a position: a power of two
+  // that fits a warp.
+  l.headDims.clear();
+  for (uint32_t lanes = 1; lanes <= cuda::kWarpSize; lanes *= 2)
+    l.headDims.push_back(lanes * cuda::kVector);
+  l.sharedBytes = optInSharedBytes > cuda::kStaticSharedBytes
+                      ? uint32_t(optInSharedBytes - cuda::kStaticSharedBytes)
+                      : 0;
+  l.vectorElements = cuda::kVector;
+  return l;
 }
 
 struct CudaExecutor::Impl {
@@ -378,8 +344,17 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
   TI_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
   if (!cooperative)
     return Status::error(gpu + " does not support cooperative launches");
-  if (Status s = checkKernelSupport(p); !s.ok())
-    return s;
+  // tic refused what its target's worker cannot run; this is the worker the
+  // binary has, on this GPU.
+  for (const plan::WorkerProblem &problem :
+       plan::workerProblems(p, workerLimits(info->sharedPerBlockOptin))) {
+    const plan::TaskRecord &t = p.tasks[problem.task];
+    const char *op = plan::opcodeName(t.opcode);
+    return Status::error("the plan's wave '" + p.waves[t.wave].name + "' (task #" +
+                         std::to_string(problem.task) + ", " + (op ? op : "?") + "): " +
+                         problem.message + " on " + gpu +
+                         ": compile it for this worker (tirun probe, tic --target-file)");
+  }
 
   TI_CUDA_CHECK(cudaSetDevice(device));
   cudaFuncAttributes fa;
@@ -387,11 +362,7 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
     cudaGetLastError();
     return Status::error("the CUDA worker was not built for " + gpu + ": " + cudaGetErrorString(e));
   }
-  const size_t shared = sharedBytesFor(p);
-  if (shared + fa.sharedSizeBytes > info->sharedPerBlockOptin)
-    return Status::error("the plan's tasks need " + std::to_string(shared) +
-                         " bytes of shared memory per worker; " + gpu + " offers " +
-                         std::to_string(info->sharedPerBlockOptin - fa.sharedSizeBytes));
+  const size_t shared = sharedBytesFor(p); // Within the limits checked above.
   auto attributes = workerAttributes(device, shared);
   if (!attributes)
     return attributes.status();

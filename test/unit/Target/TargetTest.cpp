@@ -1,8 +1,9 @@
 //===- TargetTest.cpp - Target files: what tirun probe writes, tic reads --===//
 //
-// A probed target (with its worker fingerprint) must come back from its JSON
-// exactly; the fingerprint is a string or an error, and a target without one
-// (a hand-written file) has none.
+// A probed target (with its worker fingerprint and worker limits) must come
+// back from its JSON exactly; the fingerprint is a string or an error, and a
+// target without one (a hand-written file) has none; worker limits a file
+// lacks take the standard worker's.
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Target/Target.h"
@@ -41,6 +42,7 @@ TEST(Target, AProbedTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->attentionSplitContext, t.attentionSplitContext);
   EXPECT_EQ(back->balanceTolerance, t.balanceTolerance);
   EXPECT_EQ(back->workerFingerprint, t.workerFingerprint);
+  EXPECT_EQ(back->workerLimits(), t.workerLimits());
   // Every field, including any this test does not name.
   EXPECT_EQ(targetToJson(*back), json);
 }
@@ -57,6 +59,7 @@ TEST(Target, TheProbesDefaultsAreTheBuiltinH200s) {
   defaults.threadsPerWorker = h200->threadsPerWorker;
   defaults.maxRegisters = h200->maxRegisters;
   defaults.bandwidthGBs = h200->bandwidthGBs;
+  defaults.sharedBytesPerWorker = h200->sharedBytesPerWorker; // The probe reads the GPU's.
   EXPECT_EQ(targetToJson(defaults), targetToJson(*h200));
 }
 
@@ -80,6 +83,49 @@ TEST(Target, TheFingerprintMustBeAString) {
       R"({"name": "x", "workers": 4, "bandwidth_gbs": 100, "worker_fingerprint": 12})", "x.json");
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().message(), "x.json: \"worker_fingerprint\" must be a string");
+}
+
+TEST(Target, WorkerLimitsFromAFile) {
+  auto t = parseTargetJson(R"({"name": "x", "workers": 4, "bandwidth_gbs": 100,
+      "threads_per_worker": 512, "max_query_heads_per_kv_head": 8, "head_dims": [64, 128],
+      "shared_bytes_per_worker": 49152, "vector_elements": 4})",
+                           "x.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const plan::WorkerLimits l = t->workerLimits();
+  EXPECT_EQ(l.threads, 512u);
+  EXPECT_EQ(l.maxGroup, 8u);
+  EXPECT_EQ(l.headDims, (std::vector<uint32_t>{64, 128}));
+  EXPECT_EQ(l.sharedBytes, 49152u);
+  EXPECT_EQ(l.vectorElements, 4u);
+}
+
+TEST(Target, AFileWithoutWorkerLimitsHasTheStandardWorkers) {
+  auto t = parseTargetJson(R"({"name": "x", "workers": 4, "bandwidth_gbs": 100})", "x.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  plan::WorkerLimits standard;
+  standard.threads = t->threadsPerWorker;
+  EXPECT_EQ(t->workerLimits(), standard);
+  EXPECT_EQ(standard.maxGroup, 4u);
+  EXPECT_EQ(standard.sharedBytes, 99u * 1024 - 1024);
+}
+
+TEST(Target, BadWorkerLimitsAreOneLine) {
+  auto parse = [](const std::string &keys) {
+    auto t = parseTargetJson(R"({"name": "x", "workers": 4, "bandwidth_gbs": 100, )" + keys + "}",
+                             "x.json");
+    return t.ok() ? std::string("ok") : t.status().message();
+  };
+  EXPECT_EQ(parse(R"("head_dims": 64)"), "x.json: \"head_dims\" must be a list of integers");
+  EXPECT_EQ(parse(R"("head_dims": [64, -8])"),
+            "x.json: \"head_dims\" must be a list of non-negative integers");
+  EXPECT_EQ(parse(R"("head_dims": [])"), "x.json: \"head_dims\" must name at least one head_dim");
+  EXPECT_EQ(parse(R"("head_dims": [63])"),
+            "x.json: \"head_dims\" holds 63; a head_dim is positive and even");
+  EXPECT_EQ(parse(R"("max_query_heads_per_kv_head": 0)"),
+            "x.json: \"max_query_heads_per_kv_head\" must be positive");
+  EXPECT_EQ(parse(R"("vector_elements": 0)"), "x.json: \"vector_elements\" must be positive");
+  EXPECT_EQ(parse(R"("shared_bytes_per_worker": "lots")"),
+            "x.json: \"shared_bytes_per_worker\" must be a non-negative integer");
 }
 
 } // namespace

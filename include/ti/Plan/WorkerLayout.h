@@ -1,0 +1,98 @@
+//===- WorkerLayout.h - A task's share of a worker's shared memory -*- C++ -*-===//
+//
+// The dynamic shared memory each task of a plan needs in the worker: one float
+// array, reused by every task of a worker (a block barrier separates tasks),
+// carved per opcode into regions, each 16-byte aligned:
+//
+//   Gemv             x'[K]
+//   LmHead           x'[K], reused for the warps' best rows (3 words each)
+//   FfnPartial       x'[H] | act[n] | down partials[G][H] (G > 1)
+//   Attention*       q'[group * D] | k'[D] | value partials[warps][D]
+//   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
+//
+// One definition, host and device: the CUDA ops carve the array with it, the
+// executor sizes the launch with it, and the compiler refuses a plan whose
+// tasks need more than the target's worker offers (WorkerSupport.h). The only
+// input besides the task is the worker's thread count.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_PLAN_WORKERLAYOUT_H
+#define TI_PLAN_WORKERLAYOUT_H
+
+#include "ti/Plan/TaskRecord.h"
+#include "ti/Support/HostDevice.h"
+
+#include <cstdint>
+
+namespace ti::plan {
+
+/// Elements of one 16-byte weight load (the worker's vector).
+constexpr uint32_t kWorkerVector = 16 / bytesOf(kWeightType);
+/// ReduceResidual stages its partials in shared memory up to this many floats
+/// (32 KiB: 128 partials of 64 rows).
+constexpr uint32_t kReduceStagedFloats = 8192;
+
+/// Rounds a float count up to a 16-byte boundary.
+TI_HOST_DEVICE constexpr uint32_t alignFloats(uint32_t n) { return (n + 3u) & ~3u; }
+
+/// FfnPartial's down projection: `groups` sets of threads each sum every
+/// groups-th unit into 8 columns per thread, then the sets are added in order.
+struct FfnLayout {
+  uint32_t hidden, units, vectors, groups;
+  uint32_t xAt, actAt, partialsAt, floats;
+};
+TI_HOST_DEVICE constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units, uint32_t threads) {
+  FfnLayout l{};
+  l.hidden = hidden;
+  l.units = units;
+  l.vectors = hidden / kWorkerVector;
+  l.groups = l.vectors >= threads ? 1u : threads / l.vectors;
+  l.xAt = 0;
+  l.actAt = alignFloats(hidden);
+  l.partialsAt = l.actAt + alignFloats(units);
+  l.floats = l.partialsAt + (l.groups > 1 ? l.groups * hidden : 0u);
+  return l;
+}
+
+/// The attention ops' regions: rotated queries of the group, the current key,
+/// and each warp's partial sums of the weighted values (of the task's layer's
+/// geometry).
+struct AttentionLayout {
+  uint32_t qAt, kAt, partialsAt, floats;
+};
+TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, uint32_t warps) {
+  AttentionLayout l{};
+  l.qAt = 0;
+  l.kAt = alignFloats(g.group() * g.headDim);
+  l.partialsAt = l.kAt + alignFloats(g.headDim);
+  l.floats = l.partialsAt + warps * g.headDim;
+  return l;
+}
+
+/// Floats of dynamic shared memory one task needs in a worker of `threads`.
+TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const TaskRecord &t, uint32_t threads) {
+  switch (static_cast<Opcode>(t.opcode)) {
+  case Opcode::Gemv:
+    return alignFloats(t.aux[0]);
+  case Opcode::LmHead: // x'[K], then the warps' best rows (3 words each).
+    return alignFloats(t.aux[0]) > 3 * (threads / 32) ? alignFloats(t.aux[0]) : 3 * (threads / 32);
+  case Opcode::FfnPartial:
+    return ffnLayout(t.aux[0], t.rowEnd - t.rowBegin, threads).floats;
+  case Opcode::AttentionScores:
+  case Opcode::AttentionValues:
+    return attentionLayout(t.geometry, threads / 32).floats;
+  case Opcode::ReduceResidual: {
+    const uint64_t staged = uint64_t(t.aux[1]) * (t.rowEnd - t.rowBegin);
+    return staged <= kReduceStagedFloats ? static_cast<uint32_t>(staged) : 0u;
+  }
+  case Opcode::Nop:
+  case Opcode::SelectToken:
+  case Opcode::Embed:
+    return 0;
+  }
+  return 0;
+}
+
+} // namespace ti::plan
+
+#endif // TI_PLAN_WORKERLAYOUT_H

@@ -1,0 +1,100 @@
+//===- WorkerSupportTest.cpp - What a worker can run, task by task --------===//
+//
+// One task at a time against the standard worker's limits: each limit met,
+// then each exceeded, with the message tic and the CUDA executor report.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Plan/WorkerSupport.h"
+
+#include "MakeTask.h"
+
+#include <gtest/gtest.h>
+
+using namespace ti::plan;
+using ti::plan::test::makeTask;
+
+namespace {
+
+/// The message for `task` alone, or "" when the worker can run it.
+std::string problemOf(const TaskRecord &task, const WorkerLimits &limits = WorkerLimits()) {
+  Plan p;
+  p.tasks = {task};
+  std::vector<WorkerProblem> found = workerProblems(p, limits);
+  return found.empty() ? "" : found[0].message;
+}
+
+TaskRecord attention(HeadGeometry g) {
+  TaskRecord t = makeTask(Opcode::AttentionScores, 0);
+  t.in[1] = t.in[2] = t.out[1] = 4096;
+  t.geometry = g;
+  return t;
+}
+
+TaskRecord gemv(uint32_t columns, uint32_t rows = 64) {
+  TaskRecord t = makeTask(Opcode::Gemv, 0);
+  t.weight = 256;
+  t.rowEnd = rows;
+  t.aux[0] = columns;
+  return t;
+}
+
+TEST(WorkerSupport, LlamaShapesFit) {
+  EXPECT_EQ(problemOf(attention({32, 8, 64, 16})), "");  // 1B: four per kv head.
+  EXPECT_EQ(problemOf(attention({24, 8, 128, 16})), ""); // 3B: three.
+  EXPECT_EQ(problemOf(gemv(8192)), "");
+}
+
+TEST(WorkerSupport, TooManyQueryHeadsPerKvHead) {
+  EXPECT_EQ(problemOf(attention({12, 2, 64, 1})),
+            "12 query heads over 2 kv heads (6 per kv head): the worker supports at most 4");
+  WorkerLimits eight;
+  eight.maxGroup = 8;
+  EXPECT_EQ(problemOf(attention({12, 2, 64, 1}), eight), "");
+}
+
+TEST(WorkerSupport, UnsupportedHeadDim) {
+  EXPECT_EQ(problemOf(attention({8, 8, 96, 1})),
+            "head_dim 96: the worker supports 8, 16, 32, 64, 128 or 256");
+}
+
+TEST(WorkerSupport, ColumnsAndAlignment) {
+  EXPECT_EQ(problemOf(gemv(100)), "100 columns: the worker needs a multiple of 8 (its 16-byte loads)");
+  TaskRecord t = gemv(64);
+  t.weight = 264;
+  EXPECT_EQ(problemOf(t), "a weight or norm scale is not 16-byte aligned");
+  TaskRecord a = attention({8, 8, 64, 1});
+  a.in[1] = 4100;
+  EXPECT_EQ(problemOf(a), "its K/V cache is not 16-byte aligned");
+  TaskRecord e = makeTask(Opcode::Embed, 0);
+  e.weight = 0;
+  e.aux[0] = 2050;
+  EXPECT_EQ(problemOf(e), "hidden 2050: the worker needs a multiple of 8 (its 16-byte loads)");
+}
+
+TEST(WorkerSupport, SharedMemory) {
+  // A GEMV of K columns keeps x' (K floats): 8,192 columns take 32 KiB.
+  WorkerLimits small;
+  small.sharedBytes = 32 * 1024;
+  EXPECT_EQ(problemOf(gemv(8192), small), "");
+  EXPECT_EQ(problemOf(gemv(8200), small),
+            "a task needs 32800 bytes of shared memory; the worker offers 32768");
+  // An FFN task of hidden 4096 and 1024 units on the standard worker: the
+  // layout an sm_86 worker has room for.
+  TaskRecord ffn = makeTask(Opcode::FfnPartial, 0);
+  ffn.weight = ffn.norm = 0;
+  ffn.aux[0] = 4096;
+  ffn.rowEnd = 1024;
+  EXPECT_EQ(problemOf(ffn), "");
+}
+
+TEST(WorkerSupport, ProblemsComeInTaskOrderUpToTheBound) {
+  Plan p;
+  p.tasks = {gemv(64), gemv(100), attention({12, 2, 64, 1}), gemv(10)};
+  std::vector<WorkerProblem> two = workerProblems(p, WorkerLimits(), 2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].task, 1u);
+  EXPECT_EQ(two[1].task, 2u);
+  EXPECT_EQ(workerProblems(p, WorkerLimits(), 10).size(), 3u);
+}
+
+} // namespace
