@@ -261,11 +261,11 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
 
 std::optional<plan::Plan> PlanBuilder::build() {
   if (m.packed.empty() && m.arenaBytes == 0) {
-    diags.error(llvm::SMLoc(), "the module has no layout: run the whole pipeline before codegen");
+    diags.error(m.graph->loc, "the module has no layout: run the whole pipeline before codegen");
     return std::nullopt;
   }
   if (m.stages.size() > 0xffff) {
-    diags.error(llvm::SMLoc(), "too many waves for the plan format (65535 at most)");
+    diags.error(m.graph->loc, "too many waves for the plan format (65535 at most)");
     return std::nullopt;
   }
   if (!modelInfo())

@@ -563,6 +563,7 @@ void GraphIRBuilder::buildBody(const std::vector<StmtPtr> &body) {
 
 std::optional<Graph> GraphIRBuilder::build(const GraphAST &ast) {
   graph.name = ast.name;
+  graph.loc = ast.loc;
   scopes.emplace_back();
   buildBody(ast.body);
   if (diags.hadError())

@@ -33,7 +33,7 @@ bool ti::verifyGraph(const Graph &graph, DiagnosticEngine &diags) {
   }
   for (unsigned input : graph.inputs)
     if (input >= graph.values.size() || graph.values[input].definingOp != -1)
-      diags.error(llvm::SMLoc(), "graph input #" + llvm::Twine(input) + " is not an input value");
+      diags.error(graph.loc, "graph input #" + llvm::Twine(input) + " is not an input value");
 
   std::vector<bool> defined(graph.values.size());
   for (unsigned input : graph.inputs)
@@ -89,10 +89,10 @@ bool ti::verifyGraph(const Graph &graph, DiagnosticEngine &diags) {
   }
 
   if (graph.outputs.empty())
-    diags.error(llvm::SMLoc(), "graph '" + graph.name + "' has no output");
+    diags.error(graph.loc, "graph '" + graph.name + "' has no output");
   for (unsigned out : graph.outputs)
     if (out >= graph.values.size())
-      diags.error(llvm::SMLoc(), "an output is out of range");
+      diags.error(graph.loc, "an output is out of range");
 
   return diags.errorCount() == errorsBefore;
 }

@@ -63,6 +63,15 @@ bool Lexer::skipTrivia() {
   return newline;
 }
 
+/// A byte that starts no token and is not trivia: part of a run of stray
+/// bytes.
+static bool isStray(char c) {
+  unsigned char byte = static_cast<unsigned char>(c);
+  if (std::isalnum(byte) || std::isspace(byte))
+    return false;
+  return !llvm::StringRef("_\"{}()[],:=+-*/%.#").contains(c);
+}
+
 Token Lexer::make(TokenKind kind, const char *start) {
   Token tok;
   tok.kind = kind;
@@ -112,15 +121,23 @@ Token Lexer::next() {
     break;
   }
 
-  // One error per run of stray bytes is enough. A non-ASCII byte is shown by
-  // its code, a printable one as itself.
+  // One error per run of stray bytes is enough: the run (a multi-byte UTF-8
+  // character, say) is one error token. A non-ASCII byte is shown by its
+  // code, a printable one as itself.
+  while (cur != buffer.end() && isStray(*cur))
+    ++cur;
+  const size_t more = cur - start - 1;
+  const std::string rest =
+      more ? " and " + std::to_string(more) + " more byte" + (more > 1 ? "s" : "") +
+                 " that are not part of the language"
+           : "";
   unsigned char byte = static_cast<unsigned char>(c);
   if (std::isprint(byte))
     diags.error(llvm::SMLoc::getFromPointer(start),
-                llvm::Twine("unexpected character '") + llvm::Twine(c) + "'");
+                llvm::Twine("unexpected character '") + llvm::Twine(c) + "'" + rest);
   else
     diags.error(llvm::SMLoc::getFromPointer(start),
-                "unexpected byte 0x" + llvm::utohexstr(byte, /*LowerCase=*/true));
+                "unexpected byte 0x" + llvm::utohexstr(byte, /*LowerCase=*/true) + rest);
   return make(TokenKind::Error, start);
 }
 

@@ -12,7 +12,8 @@
 //    imbalance is within the target's tolerance. With 3,072 QKV rows on 132
 //    SMs that is 128 tasks of 24 rows (132 tasks would mix 23 and 24 rows: 4%);
 //    the 4 idle workers cost nothing, since half the chip already saturates
-//    HBM (../shared/GPU.md). On the post's 20 SMs it is 20 tasks of 153/154.
+//    HBM (docs/PERFORMANCE.md, "What the H200's memory gives"). On the post's
+//    20 SMs it is 20 tasks of 153/154.
 // 2. Give task k the units [k*U/n, (k+1)*U/n) (rounded down), so the larger
 //    tasks are spread evenly.
 // 3. Stages whose tasks are not row ranges: Select (one task per worker) and

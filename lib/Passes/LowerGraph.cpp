@@ -120,6 +120,8 @@ bool LowerGraph::run(Module &m, DiagnosticEngine &diags) {
   std::vector<bool> done(g.ops.size());
 
   unsigned argmaxCount = 0, embedCount = 0;
+  // Where a count goes wrong: the second embed or argmax, else the graph.
+  llvm::SMLoc extraEmbed = g.loc, extraArgmax = g.loc;
   for (unsigned i = 0; i < g.ops.size(); ++i) {
     if (done[i])
       continue;
@@ -132,7 +134,8 @@ bool LowerGraph::run(Module &m, DiagnosticEngine &diags) {
 
     switch (op.kind) {
     case OpKind::Embed: {
-      ++embedCount;
+      if (++embedCount == 2)
+        extraEmbed = op.loc;
       s.kind = StageKind::Embed;
       s.name = "embed";
       s.matrix = {WeightRows{op.operands[0].index, 0,
@@ -224,7 +227,8 @@ bool LowerGraph::run(Module &m, DiagnosticEngine &diags) {
       s.units = s.input.length;
       break;
     case OpKind::Argmax:
-      ++argmaxCount;
+      if (++argmaxCount == 2)
+        extraArgmax = op.loc;
       s.kind = StageKind::Argmax;
       s.name = stageName(m, op, result.name);
       s.input = operandSlice(0);
@@ -235,12 +239,12 @@ bool LowerGraph::run(Module &m, DiagnosticEngine &diags) {
   }
 
   if (embedCount != 1) {
-    diags.error(llvm::SMLoc(), "a decode plan needs exactly one 'embed' of the token, found " +
+    diags.error(extraEmbed, "a decode plan needs exactly one 'embed' of the token, found " +
                                    llvm::Twine(embedCount));
     return false;
   }
   if (argmaxCount != 1) {
-    diags.error(llvm::SMLoc(), "a decode plan needs exactly one 'argmax' (greedy selection "
+    diags.error(extraArgmax, "a decode plan needs exactly one 'argmax' (greedy selection "
                                "of the next token), found " + llvm::Twine(argmaxCount));
     return false;
   }

@@ -58,7 +58,8 @@ bool PassManager::run(tir::Module &module, DiagnosticEngine &diags) {
       tir::printModule(module, *printOS);
     }
     if (verifyEach && !verifyModule(module, diags)) {
-      diags.error(llvm::SMLoc(), "the task IR is invalid after pass '" + pass->name() + "'");
+      diags.error(module.graph ? module.graph->loc : llvm::SMLoc(),
+                  "the task IR is invalid after pass '" + pass->name() + "'");
       return false;
     }
   }

@@ -37,8 +37,8 @@ static Target rtx3050() {
 }
 
 static Target h200() {
-  // The lent H200 (../shared/GPU.md): 132 SMs; 4,471-4,605 GB/s streaming read
-  // measured over three machine starts (the low end is used for planning).
+  // The lent H200: 132 SMs; 4,471-4,605 GB/s streaming read measured over
+  // three machine starts (docs/PERFORMANCE.md; the low end is used for planning).
   Target t;
   t.name = "h200";
   t.gpu = "NVIDIA H200";

@@ -114,6 +114,7 @@ struct Op {
 
 struct Graph {
   std::string name;
+  llvm::SMLoc loc; // The `graph NAME {` line: where errors about the whole graph point.
   std::vector<std::pair<std::string, int64_t>> dims; // In declaration order.
   std::vector<NamedAttr> attrs;                      // In declaration order.
   std::vector<unsigned> inputs;                      // Into values.

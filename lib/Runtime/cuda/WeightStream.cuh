@@ -1,9 +1,10 @@
 //===- WeightStream.cuh - How ops read weight bytes -------------*- CUDA -*-===//
 //
-// The one interface through which tasks consume the weights data. Weights never
-// depend on the token, so a later version can stream each worker's weights in
-// plan order through a producer warp and a shared-memory ring; ops written
-// against this interface then change nowhere but here.
+// The one interface through which tasks load the weights data: random access
+// by byte offset, each load issued by the thread that uses it. (A weight
+// stream that runs ahead of the tasks, through a shared-memory ring, would
+// need the ops to consume stage by stage instead: this interface does not
+// hide that change.)
 //
 // The contract an op keeps:
 //   - beginTask(t) before its first load of task t, endTask() after its last
