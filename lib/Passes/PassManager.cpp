@@ -5,24 +5,21 @@
 
 using namespace ti;
 
-llvm::StringRef Pass::name() const {
-  switch (id) {
-#define TI_PASS(Id, Name, Description)                                                             \
-  case PassId::Id:                                                                                 \
-    return Name;
+namespace {
+/// Each pass's line of Passes.def, indexed by its PassId.
+struct PassInfo {
+  const char *name, *description;
+};
+constexpr PassInfo kPasses[] = {
+#define TI_PASS(Id, Name, Description) {Name, Description},
 #include "ti/Passes/Passes.def"
-  }
-  return "?";
-}
+};
+} // namespace
+
+llvm::StringRef Pass::name() const { return kPasses[static_cast<unsigned>(id)].name; }
 
 llvm::StringRef Pass::description() const {
-  switch (id) {
-#define TI_PASS(Id, Name, Description)                                                             \
-  case PassId::Id:                                                                                 \
-    return Description;
-#include "ti/Passes/Passes.def"
-  }
-  return "?";
+  return kPasses[static_cast<unsigned>(id)].description;
 }
 
 void Pass::count(const std::string &counter, uint64_t n) {
@@ -73,10 +70,10 @@ void PassManager::printStatistics(llvm::raw_ostream &os) const {
 }
 
 std::vector<std::string> ti::defaultPipeline() {
-  return {
-#define TI_PASS(Id, Name, Description) Name,
-#include "ti/Passes/Passes.def"
-  };
+  std::vector<std::string> names;
+  for (const PassInfo &p : kPasses)
+    names.push_back(p.name);
+  return names;
 }
 
 std::unique_ptr<Pass> ti::createPassByName(llvm::StringRef name) {

@@ -7,13 +7,8 @@
 #   TI_BIN=build-gpu/bin bash scripts/device/context-check.sh OUTDIR
 # Any failure or mismatch makes the exit status 1; the last line is PASS or FAIL.
 set -uo pipefail
-bin=${TI_BIN:-build-gpu/bin}
-out=${1:-/tmp/context-check}
-mkdir -p "$out"
-w=$(mktemp -d)
-trap 'rm -rf "$w"' EXIT
-failed=0
-fail() { echo "FAILED: $*" | tee -a "$out/failures.txt"; failed=1; }
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "${1:-}" /tmp/context-check
+w=$work
 "$bin/tic" models/llama32-1b.graph --target h200 -o "$w/p.fb" || { echo FAIL; exit 1; }
 "$bin/tipack" "$w/p.fb" --random --seed 1 -o "$w/w.bin" -q || { echo FAIL; exit 1; }
 ids() { python3 -c "import sys; n = int(sys.argv[1]); print(','.join(str(128000 if i == 0 else 1000 + (i * 7919) % 100000) for i in range(n)))" "$1"; }
@@ -30,5 +25,4 @@ for spec in "1 0 4" "400 396 1" "4000 3996 1"; do
     > "$out/ctx-$1.txt" || fail "context $1: GPU and CPU logits differ ($out/ctx-$1.txt)"
   tail -5 "$out/ctx-$1.txt"
 done
-if [ "$failed" -eq 0 ]; then echo "PASS"; else echo "FAIL"; fi
-exit "$failed"
+finish

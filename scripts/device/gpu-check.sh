@@ -11,18 +11,7 @@
 # Any failure or mismatch is printed as FAILED and makes the exit status 1;
 # the last line is PASS or FAIL.
 set -uo pipefail
-root=$(pwd)
-bin=${TI_BIN:-$root/.device/bin}
-out=${1:-${OUT:-/tmp/gpu-check}}
-mkdir -p "$out"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# The test binaries name the tools by the absolute path they were built in.
-if [ -n "${TI_BUILT_ROOT:-}" ] && [ ! -e "$TI_BUILT_ROOT" ]; then
-  mkdir -p "$(dirname "$TI_BUILT_ROOT")" && ln -s "$root" "$TI_BUILT_ROOT"
-fi
-failed=0
-fail() { echo "FAILED: $*" | tee -a "$out/failures.txt"; failed=1; }
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "${1:-}" /tmp/gpu-check
 
 nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.total --format=csv >> "$out/gpu.txt"
@@ -64,5 +53,4 @@ else
   fail "compiling or packing Llama 3.2 1B"
 fi
 
-if [ "$failed" -eq 0 ]; then echo "PASS"; else echo "FAIL"; fi
-exit "$failed"
+finish

@@ -13,18 +13,7 @@
 # 4. TiGpuTests' probe tests, when $TI_BIN has TiGpuTests.
 # Ends with PASS or FAIL (exit status 0 or 1).
 set -uo pipefail
-root=$(pwd)
-bin=${TI_BIN:-$root/.device/bin}
-out=${1:-${OUT:-/tmp/probe-check}}
-mkdir -p "$out"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# The test binaries name the tools by the absolute path they were built in.
-if [ -n "${TI_BUILT_ROOT:-}" ] && [ ! -e "$TI_BUILT_ROOT" ]; then
-  mkdir -p "$(dirname "$TI_BUILT_ROOT")" && ln -s "$root" "$TI_BUILT_ROOT"
-fi
-failed=0
-fail() { echo "FAILED: $*" | tee -a "$out/failures.txt"; failed=1; }
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "${1:-}" /tmp/probe-check
 
 echo "== tirun probe"
 nvidia-smi -L | tee "$out/gpu.txt"
@@ -91,5 +80,4 @@ if [ -x "$bin/TiGpuTests" ]; then
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "TiGpuTests ProbeTest.*"
 fi
 
-if [ "$failed" -eq 0 ]; then echo "PASS"; else echo "FAIL"; fi
-exit "$failed"
+finish

@@ -1,0 +1,26 @@
+# Sourced by the device scripts (gpu-check.sh, probe-check.sh,
+# context-check.sh): where the tools and the logs are, a scratch folder removed
+# on exit, and how a check fails. Expects $1 to be the script's OUTDIR
+# argument (or OUT, or the default it passes as $2).
+#   root   the repository (the current folder)
+#   bin    $TI_BIN, default .device/bin: the tools of a CUDA build
+#   out    the logs
+#   work   a scratch folder
+#   fail   records a failure (FAILED: ... on the log and in out/failures.txt)
+#   finish prints PASS or FAIL and exits 0 or 1
+root=$(pwd)
+bin=${TI_BIN:-$root/.device/bin}
+out=${1:-${OUT:-${2:-/tmp/device-check}}}
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The test binaries name the tools by the absolute path they were built in.
+if [ -n "${TI_BUILT_ROOT:-}" ] && [ ! -e "$TI_BUILT_ROOT" ]; then
+  mkdir -p "$(dirname "$TI_BUILT_ROOT")" && ln -s "$root" "$TI_BUILT_ROOT"
+fi
+failed=0
+fail() { echo "FAILED: $*" | tee -a "$out/failures.txt"; failed=1; }
+finish() {
+  if [ "$failed" -eq 0 ]; then echo "PASS"; else echo "FAIL"; fi
+  exit "$failed"
+}
