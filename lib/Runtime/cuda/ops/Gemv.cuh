@@ -19,7 +19,8 @@ namespace ti::cuda {
 __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
                         WeightStream &ws, const Scratch &s) {
   const uint32_t k = t.aux[0], flags = t.flags;
-  const uint32_t chunks = (flags & plan::kFlagMergeChunks) && step.longMode ? t.aux[1] : 1;
+  const uint32_t chunks =
+      (flags & plan::kFlagMergeChunks) && step.longMode ? t.geometry.chunks : 1u;
   float *xs = s.floats;
   loadNormalizedInput(a, t, ws, k, chunks, xs, s);
 
