@@ -85,10 +85,10 @@ LaunchArgs oneStep(int32_t pos, int32_t token) {
 }
 
 /// `steps` steps on the CPU (`threads` threads) and the GPU, one launch each,
-/// feeding feedToken(): every step's logits within kTolerance of the largest
+/// feeding feedToken(): every step's logits within `tolerance` of the largest
 /// |logit| and the same greedy token. Records the worst relative error.
 void expectStepsMatchTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t steps,
-                            unsigned threads) {
+                            unsigned threads, double tolerance = kTolerance) {
   auto gpu = CudaExecutor::create(lp);
   ASSERT_TRUE(gpu.ok()) << gpu.status().message();
   const WorkerAttributes &attr = (*gpu)->workerAttributes();
@@ -113,7 +113,7 @@ void expectStepsMatchTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t
       err = std::max(err, std::abs(double((*logits)[i]) - double(ref[i])));
     }
     worst = std::max(worst, err / scale);
-    EXPECT_LE(err, kTolerance * scale) << "step " << pos << " (context " << pos + 1 << ")";
+    EXPECT_LE(err, tolerance * scale) << "step " << pos << " (context " << pos + 1 << ")";
     EXPECT_EQ(got->steps, want->steps) << "step " << pos;
     EXPECT_EQ(got->error, 0) << "step " << pos;
     ASSERT_EQ(got->generated, 1) << "step " << pos;
@@ -168,19 +168,34 @@ TEST_F(GpuVsCpuTest, MatchesTheCpuWhenLayersDiffer) {
 /// per kv head and head_dim 64, the 3B's three and head_dim 128, their FFN
 /// and the whole vocabulary. 64 cached positions keep the arena small; 20
 /// steps run 16 in one pass and 4 in chunks.
-class GpuVsCpuModelTest : public GpuVsCpuTest,
-                          public ::testing::WithParamInterface<const char *> {};
-
-TEST_P(GpuVsCpuModelTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
-  auto lp = devicePlan("models/" + std::string(GetParam()) + ".graph", "--max-context 64");
-  ASSERT_TRUE(lp);
-  ASSERT_GT(lp->plan.attentionChunks(), 1u);
-  expectStepsMatchTheCpu(lp, 20, 0);
+///
+/// The tolerance is the model's: the two executors round differently in f32,
+/// and how far that moves the logits grows with the model. On these weights
+/// the CPU executor itself is up to 5.0e-4 of the largest |logit| from the
+/// double-precision reference (naive-llama) for the 1B and 2.1e-3 for the 3B
+/// (measured 2026-12-01, 20 steps); the GPU was 6.6e-4 and 2.2e-3 from the CPU.
+struct ModelCase {
+  const char *model;
+  double tolerance;
+};
+void PrintTo(const ModelCase &c, std::ostream *os) {
+  *os << c.model << " to " << c.tolerance << " of the largest |logit|";
 }
 
-INSTANTIATE_TEST_SUITE_P(Llama, GpuVsCpuModelTest, ::testing::Values("llama32-1b", "llama32-3b"),
+class GpuVsCpuModelTest : public GpuVsCpuTest, public ::testing::WithParamInterface<ModelCase> {};
+
+TEST_P(GpuVsCpuModelTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
+  auto lp = devicePlan("models/" + std::string(GetParam().model) + ".graph", "--max-context 64");
+  ASSERT_TRUE(lp);
+  ASSERT_GT(lp->plan.attentionChunks(), 1u);
+  expectStepsMatchTheCpu(lp, 20, 0, GetParam().tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Llama, GpuVsCpuModelTest,
+                         ::testing::Values(ModelCase{"llama32-1b", 2e-3},
+                                           ModelCase{"llama32-3b", 5e-3}),
                          [](const auto &info) {
-                           std::string name = info.param;
+                           std::string name = info.param.model;
                            name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
                            return name;
                          });
