@@ -39,6 +39,8 @@ struct AttentionWorkspace {
   TI_HOST_DEVICE constexpr uint64_t stats(uint32_t chunk, uint32_t head) const {
     return uint64_t(heads) * maxContext + (uint64_t(chunk) * heads + head) * 2;
   }
+  /// Elements from one chunk's stats of a head to the next chunk's.
+  TI_HOST_DEVICE constexpr uint32_t statsStride() const { return 2 * heads; }
   /// Chunk `chunk`'s weighted values of head `head` (headDim of them);
   /// partials(c, 0) is where chunk c's whole output (heads x headDim) starts.
   TI_HOST_DEVICE constexpr uint64_t partials(uint32_t chunk, uint32_t head) const {

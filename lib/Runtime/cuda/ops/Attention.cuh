@@ -35,13 +35,21 @@
 namespace ti::cuda {
 
 /// One attention task: its layer's geometry (the task's own), which kv head
-/// and chunk, its positions, and its workspace (AttentionLayout.h).
+/// and chunk, its positions, its workspace (AttentionLayout.h) and every other
+/// buffer it touches. The task reads its record here and nowhere else, so the
+/// loads are in flight together; reads at each use made a chain of them (0.4
+/// µs of the 1B's short-mode task, docs/PERFORMANCE.md).
 struct AttentionTask {
   plan::HeadGeometry geo;
   uint32_t g, chunk;
+  uint32_t group;   // geo.group(), divided once.
   int32_t jb, je;   // The task's positions.
   plan::AttentionWorkspace layout;
   float *workspace; // f32 at out[0].
+  const float *qkv; // in[0]: the stacked q|k|v of the position.
+  const uint16_t *kCache, *vCache; // in[1], in[2].
+  uint16_t *kOut;      // out[1], the K cache again (AttentionScores; else null).
+  const float *params; // The softmax scale, then the RoPE inverse frequencies.
 
   __device__ uint32_t lanes() const { return geo.headDim / kVector; } // Per position.
   __device__ uint32_t chunks() const { return geo.chunks; }
@@ -60,10 +68,16 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
   return AttentionTask{geo,
                        t.aux[0],
                        chunk,
+                       uint32_t(geo.heads) / uint32_t(geo.kvHeads),
                        step.longMode ? int32_t(int64_t(chunk) * ctx / chunks) : 0,
                        step.longMode ? int32_t(int64_t(chunk + 1) * ctx / chunks) : ctx,
                        plan::AttentionWorkspace::of(geo, a.maxContext),
-                       arenaF32(a, t.out[0])};
+                       arenaF32(a, t.out[0]),
+                       arenaF32(a, t.in[0]),
+                       arenaBf16(a, t.in[1]),
+                       arenaBf16(a, t.in[2]),
+                       t.out[1] != plan::kNone ? arenaBf16(a, t.out[1]) : nullptr,
+                       a.params + t.param};
 }
 
 /// v[r] for r < G combined over the block, the heads side by side: per head a
@@ -137,8 +151,7 @@ __device__ __forceinline__ float pick(const float (&v)[kMaxGroup], uint32_t r) {
 /// groups, then head r's warps are added in warp order. Ends with a block
 /// barrier.
 template <typename Out>
-__device__ void attendHeads(const KernelArgs &a, const plan::TaskRecord &t,
-                            const AttentionTask &at, uint32_t first, uint32_t heads,
+__device__ void attendHeads(const AttentionTask &at, uint32_t first, uint32_t heads,
                             const float (&m)[kMaxGroup], const float (&l)[kMaxGroup],
                             uint32_t statsAt, Out out, float *warpPartials) {
   const uint32_t d = at.geo.headDim;
@@ -148,13 +161,16 @@ __device__ void attendHeads(const KernelArgs &a, const plan::TaskRecord &t,
   const uint32_t groups = warpsPerHead * kWarpSize / lanes;
   const uint32_t group = local / lanes, lane = local % lanes;
   const float mr = pick(m, statsAt + r), lr = pick(l, statsAt + r);
-  const uint16_t *v = arenaBf16(a, t.in[2]) + at.g * d + lane * kVector;
-  const float *scores = at.scores(first + r);
+  // Pointer walks, so that the loop's only address math is two adds.
+  const int32_t j0 = at.jb + int32_t(group);
+  const uint64_t rowStep = uint64_t(groups) * at.geo.kvRows();
+  const uint16_t *v = at.vCache + uint64_t(j0) * at.geo.kvRows() + at.g * d + lane * kVector;
+  const float *score = at.scores(first + r) + j0;
   float acc[kVector] = {};
 #pragma unroll 1
-  for (int32_t j = at.jb + int32_t(group); j < at.je; j += int32_t(groups)) {
-    float w = expf(scores[j] - mr) / lr;
-    Bf16x8 row = loadArenaBf16x8(v + uint64_t(j) * at.geo.kvRows());
+  for (int32_t j = j0; j < at.je; j += int32_t(groups), v += rowStep, score += groups) {
+    float w = expf(*score - mr) / lr;
+    Bf16x8 row = loadArenaBf16x8(v);
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e)
       acc[e] = fmaf(w, row.at(e), acc[e]);
@@ -182,16 +198,16 @@ __device__ void attendHeads(const KernelArgs &a, const plan::TaskRecord &t,
 /// Step 4 for every head of the group: all at once when the heads divide the
 /// warps, else one head at a time (each with every warp).
 template <typename Out>
-__device__ void attendAllHeads(const KernelArgs &a, const plan::TaskRecord &t,
-                               const AttentionTask &at, uint32_t heads, const float (&m)[kMaxGroup],
-                               const float (&l)[kMaxGroup], Out out, float *warpPartials) {
+__device__ void attendAllHeads(const AttentionTask &at, uint32_t heads,
+                               const float (&m)[kMaxGroup], const float (&l)[kMaxGroup], Out out,
+                               float *warpPartials) {
   const uint32_t first = at.g * heads;
   if (kWarps % heads == 0) {
-    attendHeads(a, t, at, first, heads, m, l, 0, out, warpPartials);
+    attendHeads(at, first, heads, m, l, 0, out, warpPartials);
     return;
   }
   for (uint32_t r = 0; r < heads; ++r)
-    attendHeads(a, t, at, first + r, 1, m, l, r, out, warpPartials);
+    attendHeads(at, first + r, 1, m, l, r, out, warpPartials);
 }
 
 __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
@@ -202,13 +218,13 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   const AttentionLayout layout = attentionLayout(at.geo);
   float *qs = s.floats + layout.qAt;
   float *kNow = s.floats + layout.kAt;
-  const float *params = a.params + t.param;
+  const float *params = at.params;
   const float scale = params[0];
   const float *invFreq = params + 1;
-  const uint32_t d = at.geo.headDim, half = d / 2, g = at.g, group = at.geo.group();
+  const uint32_t d = at.geo.headDim, half = d / 2, g = at.g, group = at.group;
 
   // 1. Rotate the group's queries and the key; round the key to bf16.
-  const float *qkv = arenaF32(a, t.in[0]);
+  const float *qkv = at.qkv;
   for (uint32_t idx = threadIdx.x; idx < (group + 1) * half; idx += kThreads) {
     uint32_t r = idx / half, i = idx % half;
     const float *src =
@@ -227,7 +243,7 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   }
   blockBarrier();
   if (at.chunk == 0) {
-    uint16_t *row = arenaBf16(a, t.out[1]) + uint64_t(step.pos) * at.geo.kvRows() + g * d;
+    uint16_t *row = at.kOut + uint64_t(step.pos) * at.geo.kvRows() + g * d;
     for (uint32_t i = threadIdx.x; i < d; i += kThreads)
       row[i] = floatToBf16(kNow[i]);
   }
@@ -236,7 +252,7 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   //    whole warps); a group past je computes on zeros and writes nothing.
   const uint32_t lanes = at.lanes(), groups = kThreads / lanes;
   const uint32_t grp = threadIdx.x / lanes, lane = threadIdx.x % lanes;
-  const uint16_t *kCache = arenaBf16(a, t.in[1]) + g * d + lane * kVector;
+  const uint16_t *kCache = at.kCache + g * d + lane * kVector;
 #pragma unroll 1
   for (int32_t base = at.jb; base < at.je; base += int32_t(groups)) {
     const int32_t j = base + int32_t(grp);
@@ -278,7 +294,7 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
       }
     return;
   }
-  attendAllHeads(a, t, at, group, m, l, [&](uint32_t h) { return at.partials(0, h); },
+  attendAllHeads(at, group, m, l, [&](uint32_t h) { return at.partials(0, h); },
                  warpPartials);
 }
 
@@ -288,23 +304,27 @@ __device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &
     return;
   const AttentionTask at = attentionTask(a, t, step);
   float *warpPartials = s.floats + attentionLayout(at.geo).partialsAt;
-  const uint32_t group = at.geo.group();
+  const uint32_t group = at.group;
   float m[kMaxGroup], l[kMaxGroup];
 #pragma unroll
   for (uint32_t r = 0; r < kMaxGroup; ++r) {
     m[r] = kNegativeInfinity;
     l[r] = 0;
     if (r < group) {
-      const uint32_t h = at.g * group + r;
-      for (uint32_t c = 0; c < at.chunks(); ++c)
-        m[r] = fmaxf(m[r], at.stats(c, h)[0]);
-      for (uint32_t c = 0; c < at.chunks(); ++c) {
-        const float *st = at.stats(c, h);
+      // A pointer walk: one add per chunk, where the layout's 64-bit index
+      // math sat between the loads (0.9 µs of the 1B's task at context 4096,
+      // docs/PERFORMANCE.md).
+      const float *first = at.stats(0, at.g * group + r);
+      const uint32_t stride = at.layout.statsStride(), chunks = at.chunks();
+      const float *st = first;
+      for (uint32_t c = 0; c < chunks; ++c, st += stride)
+        m[r] = fmaxf(m[r], st[0]);
+      st = first;
+      for (uint32_t c = 0; c < chunks; ++c, st += stride)
         l[r] += st[1] * expf(st[0] - m[r]);
-      }
     }
   }
-  attendAllHeads(a, t, at, group, m, l, [&](uint32_t h) { return at.partials(at.chunk, h); },
+  attendAllHeads(at, group, m, l, [&](uint32_t h) { return at.partials(at.chunk, h); },
                  warpPartials);
 }
 
