@@ -36,7 +36,7 @@ public:
 private:
   uint64_t at(const Slice &s) const {
     return s.valid()
-               ? m.buffers[s.buffer].offset + s.offset * bytesOf(plan::kActivationType)
+               ? m.buffers[s.buffer].offset + s.offset * plan::kActivationBytes
                : plan::kNone;
   }
   /// The geometry fields a stage's tasks carry; false after reporting one

@@ -227,7 +227,7 @@ void ti::printGraphStats(const Graph &graph, llvm::raw_ostream &os) {
                         withThousands(t.params), withThousands(t.bytes));
   // The plan stores every weight as plan::kWeightType, whatever the checkpoint held.
   os << llvm::formatv("  as {0,-7}  {1,16}  bytes\n", dtypeName(plan::kWeightType),
-                      withThousands(total.params * bytesOf(plan::kWeightType)));
+                      withThousands(total.params * plan::kWeightBytes));
   os << "  ops        ";
   for (const auto &[name, count] : ops)
     os << ' ' << name << '=' << count;

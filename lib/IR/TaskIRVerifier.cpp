@@ -15,7 +15,7 @@ bool ti::verifyModule(const tir::Module &m, DiagnosticEngine &diags) {
     const tir::Buffer &b = m.buffers[slice.buffer];
     // Buffers whose size is set by layout (0 until then) are not checked yet.
     if (b.bytes != 0 &&
-        (slice.offset + slice.length) * bytesOf(plan::kActivationType) > b.bytes &&
+        (slice.offset + slice.length) * plan::kActivationBytes > b.bytes &&
         b.kind != plan::BufferKind::KCache && b.kind != plan::BufferKind::VCache)
       diags.error(s.loc, "stage '" + s.name + "': " + role + " [" + llvm::Twine(slice.offset) +
                              ", +" + llvm::Twine(slice.length) + ") is outside buffer '" +

@@ -31,7 +31,7 @@ namespace {
 
 /// Bytes a task streams per unit of the stage, and the bytes every task reads.
 std::pair<uint64_t, uint64_t> unitBytes(const Module &m, const Stage &s) {
-  const uint64_t w = bytesOf(plan::kWeightType);
+  const uint64_t w = plan::kWeightBytes;
   uint64_t norm = s.norm >= 0 ? s.cols * w : 0;
   switch (s.kind) {
   case StageKind::Embed: return {2, 0};

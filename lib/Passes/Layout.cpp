@@ -24,7 +24,7 @@ namespace {
 
 uint64_t alignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-constexpr uint64_t kW = bytesOf(plan::kWeightType), kA = bytesOf(plan::kActivationType);
+constexpr uint64_t kW = plan::kWeightBytes, kA = plan::kActivationBytes;
 
 class Layout : public Pass {
 public:

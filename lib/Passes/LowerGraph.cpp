@@ -75,7 +75,7 @@ private:
 Slice LowerGraph::newValueBuffer(Module &m, unsigned value, plan::BufferKind kind) {
   const Value &v = m.graph->values[value];
   uint64_t n = v.type.numElements();
-  int b = m.addBuffer(v.name, kind, n * bytesOf(plan::kActivationType));
+  int b = m.addBuffer(v.name, kind, n * plan::kActivationBytes);
   Slice s{b, 0, n};
   slices[value] = s;
   return s;
@@ -99,7 +99,7 @@ bool LowerGraph::run(Module &m, DiagnosticEngine &diags) {
   // The step's fixed buffers. Sizes that depend on the task count are set by
   // layout.
   int candidates = m.addBuffer("candidates", plan::BufferKind::Candidates, 0);
-  const uint64_t token = bytesOf(plan::kTokenType);
+  const uint64_t token = plan::kTokenBytes;
   int prompt = m.addBuffer("prompt", plan::BufferKind::Prompt, token * plan::kMaxStepsPerLaunch);
   int tokenSlots = m.addBuffer("token_slots", plan::BufferKind::TokenSlots, token * m.target.workers);
   int stepState = m.addBuffer("step_state", plan::BufferKind::StepState, sizeof(plan::StepState));
@@ -177,7 +177,7 @@ bool LowerGraph::run(Module &m, DiagnosticEngine &diags) {
       s.cols = s.input.length;
       std::string bufferName = group.size() == 1 ? result.name : s.name;
       int b = m.addBuffer(bufferName, plan::BufferKind::Activation,
-                          rows * bytesOf(plan::kActivationType));
+                          rows * plan::kActivationBytes);
       s.output = Slice{b, 0, rows};
       uint64_t offset = 0;
       for (unsigned j : group) {
@@ -209,7 +209,7 @@ bool LowerGraph::run(Module &m, DiagnosticEngine &diags) {
       s.headDim = op.findAttr("head_dim")->value.i;
       s.scale = 1.0 / std::sqrt(static_cast<double>(s.headDim));
       uint64_t cacheBytes =
-          uint64_t(m.maxContext) * s.kvHeads * s.headDim * bytesOf(plan::kCacheType);
+          uint64_t(m.maxContext) * s.kvHeads * s.headDim * plan::kCacheBytes;
       std::string layer = op.layer >= 0 ? "L" + std::to_string(op.layer) + "." : "";
       s.output2 = Slice{m.addBuffer(layer + "k_cache", plan::BufferKind::KCache, cacheBytes), 0, 0};
       s.output3 = Slice{m.addBuffer(layer + "v_cache", plan::BufferKind::VCache, cacheBytes), 0, 0};

@@ -67,7 +67,7 @@ public:
       chunks = std::min(chunks, m.target.attentionSplitContext);
       chunks = std::min(chunks, 0xffffu); // A task's geometry holds 16 bits.
       const plan::AttentionWorkspace ws{attn.heads, attn.headDim, chunks, m.maxContext};
-      const uint64_t bytes = ws.elements() * bytesOf(plan::kActivationType);
+      const uint64_t bytes = ws.elements() * plan::kActivationBytes;
       std::string prefix = attn.layer >= 0 ? "L" + std::to_string(attn.layer) + "." : "";
       int workspace =
           m.addBuffer(prefix + "attention_workspace", plan::BufferKind::AttentionWorkspace, bytes);

@@ -55,8 +55,6 @@
 #include "ti/Support/Hex.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <utility>
@@ -75,8 +73,6 @@ std::string span(uint64_t begin, uint64_t end) {
 }
 
 constexpr unsigned kBufferKinds = 10;
-constexpr uint64_t kWeightBytes = bytesOf(kWeightType), kCacheBytes = bytesOf(kCacheType),
-                   kActivationBytes = bytesOf(kActivationType), kTokenBytes = bytesOf(kTokenType);
 
 std::string geometryText(const HeadGeometry &g) {
   return "heads " + num(g.heads) + " over " + num(g.kvHeads) + " kv heads of dim " +

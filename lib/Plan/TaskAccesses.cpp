@@ -29,9 +29,8 @@ uint64_t mul(uint64_t a, uint64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
 }
 
-// Element sizes (TaskRecord.h's storage types).
-constexpr uint64_t kW = bytesOf(kWeightType), kC = bytesOf(kCacheType),
-                   kA = bytesOf(kActivationType), kT = bytesOf(kTokenType);
+// Element sizes (TaskRecord.h), short: every access below multiplies by one.
+constexpr uint64_t kW = kWeightBytes, kC = kCacheBytes, kA = kActivationBytes, kT = kTokenBytes;
 
 /// Appends the accesses of one task; the helpers name the buffer kinds each
 /// operand may live in, which the verifier checks.

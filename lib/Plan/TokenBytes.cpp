@@ -26,7 +26,7 @@ bool streamsWeightMatrix(uint16_t opcode) {
 uint64_t streamedBytes(const TaskRecord &t) {
   uint64_t bytes = t.weight != kNone ? t.weightBytes : 0;
   if (t.norm != kNone)
-    bytes += uint64_t(t.aux[0]) * bytesOf(kWeightType);
+    bytes += t.aux[0] * kWeightBytes;
   return bytes;
 }
 
@@ -40,7 +40,7 @@ TokenBytes tokenBytes(const Plan &p) {
     b.tasks += streamedBytes(t);
     if (t.norm != kNone) {
       norms.insert(tensorAt(p, t.norm));
-      normReads += uint64_t(t.aux[0]) * bytesOf(kWeightType);
+      normReads += t.aux[0] * kWeightBytes;
     }
     if (t.weight == kNone)
       continue;

@@ -30,7 +30,7 @@ std::string list(const std::vector<uint32_t> &values) {
 
 /// Why a worker with `limits` cannot run `t`, or "" if it can.
 std::string problem(const TaskRecord &t, const WorkerLimits &limits) {
-  const uint64_t vectorBytes = uint64_t(limits.vectorElements) * bytesOf(kWeightType);
+  const uint64_t vectorBytes = limits.vectorElements * kWeightBytes;
   auto misaligned = [&](uint64_t offset) {
     return offset != kNone && vectorBytes && offset % vectorBytes;
   };

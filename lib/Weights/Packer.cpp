@@ -61,7 +61,7 @@ constexpr uint64_t kChunkBytes = 32ull << 20;   // Output bytes per chunk (two c
 constexpr uint64_t kStagingBytes = 2 * kChunkBytes; // Staged source bytes: a chunk of f32.
 constexpr uint64_t kPieceBytes = 1ull << 20;    // Output bytes per unit of parallel work.
 constexpr uint64_t kTile = 64;                  // Transpose tile edge, in elements.
-constexpr uint64_t kPackedBytes = bytesOf(plan::kWeightType); // An output element.
+constexpr uint64_t kPackedBytes = plan::kWeightBytes; // An output element.
 
 const char *kTiedFrom = "model.embed_tokens.weight";
 const char *kTiedTo = "lm_head.weight";

@@ -97,6 +97,12 @@ constexpr DType kWeightType = DType::BF16;     // weights.bin's tensors, norm sc
 constexpr DType kCacheType = DType::BF16;      // K/V cache rows.
 constexpr DType kActivationType = DType::F32;  // Activations, partials, logits, workspaces.
 constexpr DType kTokenType = DType::I32;       // Token slots and the prompt.
+/// Their element sizes, in bytes, as the host code multiplies by them (64-bit,
+/// so that no product of a count and a size wraps at 32 bits).
+constexpr uint64_t kWeightBytes = bytesOf(kWeightType);
+constexpr uint64_t kCacheBytes = bytesOf(kCacheType);
+constexpr uint64_t kActivationBytes = bytesOf(kActivationType);
+constexpr uint64_t kTokenBytes = bytesOf(kTokenType);
 
 enum class Opcode : uint16_t {
 #define TI_OPCODE(Name, Value, Spelling, Kind) Name = Value,

@@ -26,8 +26,9 @@
 
 namespace ti::plan {
 
-/// Elements of one 16-byte weight load (the worker's vector).
-constexpr uint32_t kWorkerVector = 16 / bytesOf(kWeightType);
+/// One weight load of the worker (its vector): 16 bytes, and its elements.
+constexpr uint32_t kWorkerVectorBytes = 16;
+constexpr uint32_t kWorkerVector = kWorkerVectorBytes / kWeightBytes;
 /// ReduceResidual stages its partials in shared memory up to this many floats
 /// (32 KiB: 128 partials of 64 rows).
 constexpr uint32_t kReduceStagedFloats = 8192;

@@ -38,10 +38,11 @@ constexpr uint32_t kThreads = 1024;
 constexpr bool kTraceCompiled = TI_WORKER_TRACE != 0;
 constexpr uint32_t kWarpSize = 32;
 constexpr uint32_t kWarps = kThreads / kWarpSize;
-/// Bytes of one weight element, and the elements of one 16-byte weight load.
-constexpr uint32_t kWeightBytes = bytesOf(plan::kWeightType);
-constexpr uint32_t kVectorBytes = 16;
-constexpr uint32_t kVector = kVectorBytes / kWeightBytes;
+/// Bytes of one weight element, and one 16-byte weight load's bytes and
+/// elements (the plan's, WorkerLayout.h; 32-bit here, as the ops' offset math).
+constexpr uint32_t kWeightBytes = uint32_t(plan::kWeightBytes);
+constexpr uint32_t kVectorBytes = plan::kWorkerVectorBytes;
+constexpr uint32_t kVector = plan::kWorkerVector;
 static_assert(kVector == 8, "the ops unpack a load as Bf16x8");
 /// Independent 16-byte loads a lane issues before using the first (GEMV rows).
 constexpr uint32_t kLoadsInFlight = 2;
@@ -79,7 +80,6 @@ TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const plan::HeadGeometr
 TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t) {
   return plan::sharedFloatsFor(t, kThreads);
 }
-static_assert(kVector == plan::kWorkerVector, "the layout's vector is the worker's load");
 
 // The budget holds the largest tasks of Llama 3.1 8B (hidden 4096, head_dim
 // 128, 4 query heads per kv head) with up to 1024 FFN units per task (20
