@@ -42,9 +42,9 @@ namespace ti::cuda {
 struct AttentionTask {
   plan::HeadGeometry geo;
   uint32_t g, chunk;
-  uint32_t group;   // geo.group(), divided once.
+  uint32_t group;   // G: geo.group() without its zero test (the verifier's kv_heads > 0).
   int32_t jb, je;   // The task's positions.
-  plan::AttentionWorkspace layout;
+  plan::AttentionWorkspace workspaceLayout;
   float *workspace; // f32 at out[0].
   const float *qkv; // in[0]: the stacked q|k|v of the position.
   const uint16_t *kCache, *vCache; // in[1], in[2].
@@ -53,10 +53,12 @@ struct AttentionTask {
 
   __device__ uint32_t lanes() const { return geo.headDim / kVector; } // Per position.
   __device__ uint32_t chunks() const { return geo.chunks; }
-  __device__ float *scores(uint32_t h) const { return workspace + layout.scores(h); }
-  __device__ float *stats(uint32_t c, uint32_t h) const { return workspace + layout.stats(c, h); }
+  __device__ float *scores(uint32_t h) const { return workspace + workspaceLayout.scores(h); }
+  __device__ float *stats(uint32_t c, uint32_t h) const {
+    return workspace + workspaceLayout.stats(c, h);
+  }
   __device__ float *partials(uint32_t c, uint32_t h) const {
-    return workspace + layout.partials(c, h);
+    return workspace + workspaceLayout.partials(c, h);
   }
 };
 
@@ -315,7 +317,7 @@ __device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &
       // math sat between the loads (0.9 µs of the 1B's task at context 4096,
       // docs/PERFORMANCE.md).
       const float *first = at.stats(0, at.g * group + r);
-      const uint32_t stride = at.layout.statsStride(), chunks = at.chunks();
+      const uint32_t stride = at.workspaceLayout.statsStride(), chunks = at.chunks();
       const float *st = first;
       for (uint32_t c = 0; c < chunks; ++c, st += stride)
         m[r] = fmaxf(m[r], st[0]);
