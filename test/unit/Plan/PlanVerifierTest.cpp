@@ -429,11 +429,19 @@ TEST(PlanVerifierTest, InconsistentGeometry) {
 
 TEST(PlanVerifierTest, AWorkspaceHasOneGeometry) {
   // Values of chunk 1 on worker 3 believe the layer has 2 kv heads of dim 4:
-  // the same workspace, laid out another way.
+  // that layout is 160 bytes, the workspace 224.
   Plan p = tinyPlan();
   taskOf(p, Opcode::AttentionValues, 3).geometry = {2, 2, 4, 2};
   EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionValues, 3), "out[0]: workspace 'attn_ws'",
                            "is not the 160 bytes from out[0] that its geometry"}));
+  // 4 heads of dim 4 in 1 chunk, on worker 2 (chunk 0): the same 56 floats
+  // (4 x 8 scores, 4 x 2 stats, 4 x 4 partials against 16 + 8 + 32), so the
+  // size check passes, but the task would index its layer's workspace as
+  // another layer's.
+  p = tinyPlan();
+  taskOf(p, Opcode::AttentionValues, 2).geometry = {4, 1, 4, 1};
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionValues, 2), "share workspace 'attn_ws' with "
+                           "different geometry (heads 4 over 1 kv heads of dim 4 in 1 chunks"}));
 }
 
 TEST(PlanVerifierTest, TheOutputProjectionMergesItsLayersPartials) {
