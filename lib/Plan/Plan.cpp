@@ -63,6 +63,14 @@ const char *ti::plan::barrierKindName(BarrierKind kind) {
   return "unknown";
 }
 
+const char *ti::plan::executionModelName(ExecutionModel model) {
+  switch (model) {
+  case ExecutionModel::Plain: return "plain";
+  case ExecutionModel::Stream: return "stream";
+  }
+  return nullptr;
+}
+
 uint32_t Plan::attentionChunks() const {
   uint32_t most = 1;
   for (const TaskRecord &t : tasks)

@@ -53,6 +53,8 @@ static_assert(std::is_trivially_copyable_v<fb::TaskRecord> &&
 // The schema's enums are the Plan's, value for value.
 #define TI_SAME_ENUM(Enum, Value)                                                                  \
   static_assert(static_cast<int>(fb::Enum::Value) == static_cast<int>(Enum::Value));
+TI_SAME_ENUM(ExecutionModel, Plain)
+TI_SAME_ENUM(ExecutionModel, Stream)
 TI_SAME_ENUM(BufferKind, Activation)
 TI_SAME_ENUM(BufferKind, Logits)
 TI_SAME_ENUM(BufferKind, Partials)
@@ -128,10 +130,16 @@ std::string ti::plan::serializePlan(const Plan &plan) {
     waves.push_back(
         fb::CreateWave(b, b.CreateString(w.name), static_cast<fb::BarrierKind>(w.barrier)));
 
+  // A Plain plan carries no stream table: it reads as every plan before it.
+  Offset<fb::StreamConfig> stream;
+  if (plan.stream.model != ExecutionModel::Plain)
+    stream = fb::CreateStreamConfig(b, static_cast<fb::ExecutionModel>(plan.stream.model),
+                                    plan.stream.stageBytes, plan.stream.stages,
+                                    plan.stream.inFlightStages);
   auto root =
       fb::CreatePlan(b, plan.formatVersion, model, target, attention, b.CreateVector(weights),
                      plan.weightsBytes, plan.layoutHash, b.CreateVector(buffers), plan.arenaBytes,
-                     b.CreateVector(waves), tasks, params);
+                     b.CreateVector(waves), tasks, params, stream);
   fb::FinishPlanBuffer(b, root);
   return std::string(reinterpret_cast<const char *>(b.GetBufferPointer()), b.GetSize());
 }
@@ -311,6 +319,16 @@ Status PlanReader::read(const fb::Plan &in, Plan &out) {
     return Status::error("plan has no attention config");
   TI_RETURN_IF_ERROR(chargeTable());
   out.attention.splitContext = in.attention()->split_context();
+  if (const fb::StreamConfig *stream = in.stream()) {
+    TI_RETURN_IF_ERROR(chargeTable());
+    auto model = static_cast<unsigned>(stream->model());
+    if (model > static_cast<unsigned>(fb::ExecutionModel::MAX))
+      return Status::error("plan has unknown execution model " + std::to_string(model));
+    out.stream.model = static_cast<ExecutionModel>(model);
+    out.stream.stageBytes = stream->stage_bytes();
+    out.stream.stages = stream->stages();
+    out.stream.inFlightStages = stream->in_flight_stages();
+  }
 
   TI_RETURN_IF_ERROR(
       readTables(in.weights(), out.weights, "plan has no weights list", &PlanReader::readTensor));

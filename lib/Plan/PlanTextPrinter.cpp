@@ -179,6 +179,10 @@ void printHeader(const Plan &plan, std::ostream &os) {
   os << " fingerprint=" << (t.workerFingerprint.empty() ? "none" : t.workerFingerprint) << '\n';
 
   os << "attention split_context=" << plan.attention.splitContext << '\n';
+  // A Plain plan (the default) has no stream, and no line for it.
+  if (const StreamConfig &st = plan.stream; st.model != ExecutionModel::Plain)
+    os << "execution " << name(executionModelName(st.model)) << " stage_bytes=" << st.stageBytes
+       << " stages=" << st.stages << " in_flight_stages=" << st.inFlightStages << '\n';
   os << "weights bytes=" << plan.weightsBytes << " layout_hash=" << ti::hexDigits(plan.layoutHash)
      << " tensors=" << plan.weights.size() << '\n';
   os << "arena bytes=" << plan.arenaBytes << " buffers=" << plan.buffers.size() << '\n';

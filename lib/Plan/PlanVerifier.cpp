@@ -113,6 +113,7 @@ private:
   void checkBuffers();
   void checkBounds(ModeAccesses &mode);
   void checkSelectTokens();
+  void checkStream();
   std::vector<std::string> hazards(const ModeAccesses &mode, StepMode stepMode) const;
 
   const Plan &plan;
@@ -168,6 +169,47 @@ void Verifier::checkHeader() {
     error("wave " + num(plan.waves.size() - 1) + " '" + plan.waves.back().name +
           "' is the last, and its barrier is " + barrierKindName(plan.waves.back().barrier) +
           ": the step needs a grid barrier");
+  checkStream();
+}
+
+/// The weight stream (Execution.h): none in a Plain plan; in a Stream plan a
+/// ring the bulk-copy engine can fill (16-byte multiples), consumers of the
+/// stream worker's thread count, and every streamed row within one stage,
+/// at 16-byte aligned offsets.
+void Verifier::checkStream() {
+  const StreamConfig &st = plan.stream;
+  if (st.model == ExecutionModel::Plain) {
+    if (st.stageBytes || st.stages || st.inFlightStages)
+      error("execution: a plain plan has a weight stream (stage_bytes " + num(st.stageBytes) +
+            ", stages " + num(st.stages) + ")");
+    return;
+  }
+  if (st.stageBytes == 0 || st.stageBytes % 16)
+    error("execution: stage_bytes " + num(st.stageBytes) + " is not a positive multiple of 16");
+  if (st.stages < 2 || st.stages > kMaxStreamStages)
+    error("execution: a ring of " + num(st.stages) + " stages (2 to " + num(kMaxStreamStages) +
+          ")");
+  if (st.inFlightStages == 0 || st.inFlightStages > st.stages)
+    error("execution: " + num(st.inFlightStages) + " stages in flight, of a ring of " +
+          num(st.stages));
+  if (plan.target.threadsPerWorker != taskThreads(st.model))
+    error("execution: a " + std::string(executionModelName(st.model)) + " plan runs tasks on " +
+          num(taskThreads(st.model)) + " threads, but the target has " +
+          num(plan.target.threadsPerWorker));
+  if (st.stageBytes == 0)
+    return;
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const StreamSegments segments = streamSegments(plan.tasks[i]);
+    for (uint32_t k = 0; k < segments.count; ++k) {
+      const StreamSegment &seg = segments.segment[k];
+      if (seg.rowBytes > st.stageBytes)
+        error(describe(i) + " streams rows of " + num(seg.rowBytes) +
+              " bytes, more than a stage's " + num(st.stageBytes));
+      if (seg.rowBytes % 16 || seg.offset % 16)
+        error(describe(i) + " streams from offset " + num(seg.offset) + " in rows of " +
+              num(seg.rowBytes) + " bytes: the bulk copies need multiples of 16");
+    }
+  }
 }
 
 void Verifier::checkTask(size_t index) {

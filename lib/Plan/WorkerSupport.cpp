@@ -8,7 +8,8 @@
 //   Attention*             query heads per kv head at most maxGroup; head_dim
 //                          one of headDims; the K/V caches aligned.
 //   every opcode           its shared memory (WorkerLayout.h, at the limits'
-//                          thread count) within sharedBytes.
+//                          thread count), beside a Stream plan's ring
+//                          (Execution.h), within sharedBytes.
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/WorkerSupport.h"
@@ -29,7 +30,7 @@ std::string list(const std::vector<uint32_t> &values) {
 }
 
 /// Why a worker with `limits` cannot run `t`, or "" if it can.
-std::string problem(const TaskRecord &t, const WorkerLimits &limits) {
+std::string problem(const TaskRecord &t, const WorkerLimits &limits, const StreamConfig &stream) {
   const uint64_t vectorBytes = limits.vectorElements * kWeightBytes;
   auto misaligned = [&](uint64_t offset) {
     return offset != kNone && vectorBytes && offset % vectorBytes;
@@ -72,10 +73,19 @@ std::string problem(const TaskRecord &t, const WorkerLimits &limits) {
   case Opcode::ReduceResidual:
     break;
   }
+  // The stream worker's FFN keeps one group of down-projection columns per
+  // consumer thread across the stages of its down rows.
+  if (stream.model == ExecutionModel::Stream && t.opcode == uint16_t(Opcode::FfnPartial) &&
+      t.aux[0] / limits.vectorElements > limits.threads)
+    return "hidden " + std::to_string(t.aux[0]) + ": the stream worker's FFN covers at most " +
+           std::to_string(limits.threads * limits.vectorElements);
   const uint64_t shared = uint64_t(sharedFloatsFor(t, limits.threads)) * sizeof(float);
-  if (shared > limits.sharedBytes)
-    return "a task needs " + std::to_string(shared) +
-           " bytes of shared memory; the worker offers " + std::to_string(limits.sharedBytes);
+  if (shared + stream.ringFootprint() > limits.sharedBytes)
+    return "a task needs " + std::to_string(shared) + " bytes of shared memory" +
+           (stream.ringFootprint()
+                ? " beside the weight stream's " + std::to_string(stream.ringFootprint())
+                : std::string()) +
+           "; the worker offers " + std::to_string(limits.sharedBytes);
   return "";
 }
 
@@ -85,7 +95,7 @@ std::vector<WorkerProblem> workerProblems(const Plan &plan, const WorkerLimits &
                                           size_t maxProblems) {
   std::vector<WorkerProblem> found;
   for (size_t i = 0; i < plan.tasks.size() && found.size() < maxProblems; ++i)
-    if (std::string why = problem(plan.tasks[i], limits); !why.empty())
+    if (std::string why = problem(plan.tasks[i], limits, plan.stream); !why.empty())
       found.push_back({i, std::move(why)});
   return found;
 }

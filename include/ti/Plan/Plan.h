@@ -14,6 +14,7 @@
 #ifndef TI_PLAN_PLAN_H
 #define TI_PLAN_PLAN_H
 
+#include "ti/Plan/Execution.h"
 #include "ti/Plan/TaskRecord.h"
 
 #include <cstdint>
@@ -129,6 +130,8 @@ struct Plan {
   /// Sorted by (worker, wave); a worker's tasks in one wave run in this order.
   std::vector<TaskRecord> tasks;
   std::vector<float> params;
+  /// How the worker executes the plan (Execution.h).
+  StreamConfig stream;
 
   /// The buffer of a kind that occurs once (Logits, Candidates, ...), or null.
   const Buffer *findBuffer(BufferKind kind) const;

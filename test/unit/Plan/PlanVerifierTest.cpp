@@ -479,6 +479,61 @@ TEST(PlanVerifierTest, EndTokens) {
       hasError(p, {"model: end-of-sequence token -1 is outside the vocabulary of 24"}));
 }
 
+/// The tiny plan for the stream worker: its consumer threads, a ring of four
+/// 64-byte stages (the plan's rows are 16 bf16: 32 bytes).
+Plan streamPlan() {
+  Plan p = tinyPlan();
+  p.target.threadsPerWorker = kStreamConsumerThreads;
+  p.stream = StreamConfig{ExecutionModel::Stream, 64, 4, 2};
+  return p;
+}
+
+TEST(PlanVerifierTest, AStreamPlanIsValid) {
+  Plan p = streamPlan();
+  for (const std::string &e : verifyPlanAll(p))
+    ADD_FAILURE() << e;
+}
+
+TEST(PlanVerifierTest, EveryStreamedRowFitsAStage) {
+  Plan p = streamPlan();
+  p.stream.stageBytes = 16;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 0), " streams rows of 32 bytes, more than a "
+                                                      "stage's 16"}));
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::FfnPartial, 0), " streams rows of 32 bytes"}));
+}
+
+TEST(PlanVerifierTest, TheRingIsOneTheBulkCopiesCanFill) {
+  Plan p = streamPlan();
+  p.stream.stageBytes = 72;
+  EXPECT_TRUE(hasError(p, {"execution: stage_bytes 72 is not a positive multiple of 16"}));
+  p = streamPlan();
+  p.stream.stages = 1;
+  p.stream.inFlightStages = 1;
+  EXPECT_TRUE(hasError(p, {"execution: a ring of 1 stages (2 to 16)"}));
+  p = streamPlan();
+  p.stream.stages = kMaxStreamStages + 1;
+  EXPECT_TRUE(hasError(p, {"execution: a ring of 17 stages (2 to 16)"}));
+  p = streamPlan();
+  p.stream.inFlightStages = 5;
+  EXPECT_TRUE(hasError(p, {"execution: 5 stages in flight, of a ring of 4"}));
+  p = streamPlan();
+  p.stream.inFlightStages = 0;
+  EXPECT_TRUE(hasError(p, {"execution: 0 stages in flight, of a ring of 4"}));
+}
+
+TEST(PlanVerifierTest, AStreamPlanRunsOnTheStreamWorkersThreads) {
+  Plan p = streamPlan();
+  p.target.threadsPerWorker = 1024;
+  EXPECT_TRUE(hasError(p, {"execution: a stream plan runs tasks on 512 threads, but the target "
+                           "has 1024"}));
+}
+
+TEST(PlanVerifierTest, APlainPlanHasNoStream) {
+  Plan p = tinyPlan();
+  p.stream.stageBytes = 64;
+  EXPECT_TRUE(hasError(p, {"execution: a plain plan has a weight stream (stage_bytes 64, stages 0)"}));
+}
+
 TEST(PlanVerifierTest, LayoutHashMismatch) {
   Plan p = tinyPlan();
   p.layoutHash ^= 1;

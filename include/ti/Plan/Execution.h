@@ -1,0 +1,139 @@
+//===- Execution.h - How a worker executes a plan, and its weight stream -*- C++ -*-===//
+//
+// A plan names one of two execution models of the worker:
+//
+//   Plain   the TileInfer post's design: every thread of the block computes
+//           and loads its own weights (16-byte loads), a grid barrier per
+//           wave. Runs on every supported GPU.
+//   Stream  a decoupled weight stream (sm_90): one producer warp copies the
+//           worker's weight bytes for the whole step, in task order, into a
+//           shared-memory ring with the bulk-copy engine, and keeps running
+//           ahead across tasks, waves and steps; it waits only for a free
+//           stage. The consumer warps compute from the ring and release
+//           each stage.
+//
+// The stream of a task is its weight slice cut into segments of equal rows
+// (streamSegments): one for a Gemv or an LmHead (its rows of K), three for an
+// FfnPartial (its gate rows, up rows and down columns, each of H). A stage
+// holds whole rows of one segment: rowsPerStage of them, the segment's last
+// stage the rest. The producer and the consumers walk the same sequence, so
+// they agree on every stage without telling each other more than "full" and
+// "free". The compiler (plan-stream) chooses the stage size, the ring's depth
+// and the bulk copies in flight from the target; the verifier checks them
+// (every row fits a stage); both executors compute the same values either way.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_PLAN_EXECUTION_H
+#define TI_PLAN_EXECUTION_H
+
+#include "ti/Plan/TaskRecord.h"
+#include "ti/Support/HostDevice.h"
+
+#include <cstdint>
+
+namespace ti::plan {
+
+enum class ExecutionModel : uint8_t {
+  Plain = 0,
+  Stream = 1,
+};
+/// "plain", "stream", or null for a value that is neither.
+const char *executionModelName(ExecutionModel model);
+
+/// Threads of each model's worker block, and of them the ones that run the
+/// tasks (the shared-memory layouts of WorkerLayout.h are for these). The
+/// stream worker's one producer warp does not run tasks.
+constexpr uint32_t kPlainWorkerThreads = 1024;
+constexpr uint32_t kStreamConsumerThreads = 512;
+constexpr uint32_t kStreamWorkerThreads = kStreamConsumerThreads + 32;
+/// Registers per thread that let one block of each model fill an SM's 64K
+/// (the allocation granularity rounds 65536 / 544 down to 120).
+constexpr uint32_t kPlainWorkerRegisters = 64;
+constexpr uint32_t kStreamWorkerRegisters = 120;
+
+/// Ring stages a Stream plan may have (the worker keeps a barrier pair each).
+constexpr uint32_t kMaxStreamStages = 16;
+/// Where the ring starts in shared memory: bulk copies into 128-byte aligned
+/// stages run at full speed (measured on the H200: 16-byte aligned ones
+/// streamed at 72% of the floor), and 1024 suits swizzled layouts too.
+constexpr uint32_t kStreamRingAlignment = 1024;
+
+TI_HOST_DEVICE constexpr uint32_t taskThreads(ExecutionModel model) {
+  return model == ExecutionModel::Stream ? kStreamConsumerThreads : kPlainWorkerThreads;
+}
+TI_HOST_DEVICE constexpr uint32_t blockThreads(ExecutionModel model) {
+  return model == ExecutionModel::Stream ? kStreamWorkerThreads : kPlainWorkerThreads;
+}
+
+/// The weight stream's shape; all zero in a Plain plan.
+struct StreamConfig {
+  ExecutionModel model = ExecutionModel::Plain;
+  uint32_t stageBytes = 0;     // The capacity of one ring stage.
+  uint32_t stages = 0;         // The ring's depth.
+  uint32_t inFlightStages = 0; // Bulk copies issued and not yet landed, at most.
+
+  TI_HOST_DEVICE constexpr uint64_t ringBytes() const { return uint64_t(stageBytes) * stages; }
+  /// The shared memory the ring takes in the worker: its stages, placed at
+  /// the next multiple of kStreamRingAlignment (the slack allows for that).
+  TI_HOST_DEVICE constexpr uint64_t ringFootprint() const {
+    return model == ExecutionModel::Plain ? 0 : ringBytes() + kStreamRingAlignment;
+  }
+  bool operator==(const StreamConfig &) const = default;
+};
+
+/// Rows of equal length, back to back from `offset` of the weights data.
+struct StreamSegment {
+  uint64_t offset;
+  uint32_t rows;
+  uint32_t rowBytes;
+};
+
+/// A task's stream: at most three segments, in the order they are consumed.
+struct StreamSegments {
+  uint32_t count;
+  StreamSegment segment[3];
+};
+
+/// What task `t` streams (nothing for the opcodes that read no weight
+/// matrix, or read it by the token: Embed gathers one row directly).
+TI_HOST_DEVICE constexpr StreamSegments streamSegments(const TaskRecord &t) {
+  StreamSegments s{};
+  const uint32_t rows = t.rowEnd - t.rowBegin;
+  const uint32_t rowBytes = uint32_t(t.aux[0] * kWeightBytes);
+  switch (static_cast<Opcode>(t.opcode)) {
+  case Opcode::Gemv:
+  case Opcode::LmHead:
+    s.count = 1;
+    s.segment[0] = StreamSegment{t.weight, rows, rowBytes};
+    break;
+  case Opcode::FfnPartial:
+    s.count = 3;
+    for (uint32_t i = 0; i < 3; ++i)
+      s.segment[i] = StreamSegment{t.weight + uint64_t(i) * rows * rowBytes, rows, rowBytes};
+    break;
+  case Opcode::Nop:
+  case Opcode::SelectToken:
+  case Opcode::Embed:
+  case Opcode::AttentionScores:
+  case Opcode::AttentionValues:
+  case Opcode::ReduceResidual:
+    break;
+  }
+  return s;
+}
+
+/// Whole rows of `s` in one stage (a row must fit: the verifier checks).
+TI_HOST_DEVICE constexpr uint32_t rowsPerStage(const StreamSegment &s, uint32_t stageBytes) {
+  const uint32_t fit = stageBytes / s.rowBytes;
+  return fit < s.rows ? fit : s.rows;
+}
+
+/// Stages of the ring that segment `s` fills, one after another.
+TI_HOST_DEVICE constexpr uint32_t stagesOf(const StreamSegment &s, uint32_t stageBytes) {
+  const uint32_t per = rowsPerStage(s, stageBytes);
+  return per == 0 ? 0 : (s.rows + per - 1) / per;
+}
+
+} // namespace ti::plan
+
+#endif // TI_PLAN_EXECUTION_H
