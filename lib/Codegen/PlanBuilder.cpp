@@ -285,6 +285,7 @@ std::optional<plan::Plan> PlanBuilder::build() {
   for (const Buffer &b : m.buffers)
     p.buffers.push_back(plan::Buffer{b.name, b.kind, b.offset, b.bytes});
   p.arenaBytes = m.arenaBytes;
+  p.stream = m.stream;
 
   for (size_t i = 0; i < m.stages.size(); ++i) {
     p.waves.push_back(plan::Wave{m.stages[i].name, m.stages[i].barrier});

@@ -41,6 +41,19 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
      << p.attention.splitContext << ", " << barriers[BarrierKind::None] << " none\n";
   os << "  attention: " << p.attentionChunks() << " chunks above context "
      << p.attention.splitContext << "; max context " << p.model.maxContext << "\n";
+  if (const StreamConfig &st = p.stream; st.model == ExecutionModel::Plain) {
+    os << "  execution: plain (each thread loads its own weights)\n";
+  } else {
+    uint64_t filled = 0;
+    for (const TaskRecord &t : p.tasks) {
+      const StreamSegments segments = streamSegments(t);
+      for (uint32_t k = 0; k < segments.count; ++k)
+        filled += stagesOf(segments.segment[k], st.stageBytes);
+    }
+    os << "  execution: " << executionModelName(st.model) << ", a ring of " << st.stages
+       << " stages of " << thousands(st.stageBytes) << " bytes per worker, "
+       << st.inFlightStages << " in flight; " << thousands(filled) << " stages filled per token\n";
+  }
 
   // Where the streamed bytes come from.
   const TokenBytes bytes = tokenBytes(p);

@@ -18,6 +18,15 @@ std::string Target::describe() const {
   return os.str();
 }
 
+Target Target::withExecution(plan::ExecutionModel model) const {
+  Target t = *this;
+  t.execution = model;
+  t.threadsPerWorker = plan::taskThreads(model);
+  t.maxRegisters = model == plan::ExecutionModel::Stream ? plan::kStreamWorkerRegisters
+                                                         : plan::kPlainWorkerRegisters;
+  return t;
+}
+
 static Target rtx3050() {
   // The TileInfer post's GPU: 20 SMs, one 1,024-thread block each at 64
   // registers per thread, 212.9 GB/s measured streaming read.
@@ -92,6 +101,20 @@ Status validate(const Target &t, const std::string &source) {
                  "; a head_dim is positive and even");
   if (t.vectorElements == 0)
     return bad("\"vector_elements\" must be positive");
+  if (t.execution == plan::ExecutionModel::Stream) {
+    if (t.arch != "sm_90")
+      return bad("the stream execution model needs sm_90 (the bulk-copy engine); \"arch\" is \"" +
+                 t.arch + "\"");
+    if (t.threadsPerWorker != plan::kStreamConsumerThreads)
+      return bad("\"threads_per_worker\" of the stream worker is " +
+                 std::to_string(plan::kStreamConsumerThreads));
+  }
+  if (t.streamStageBytes == 0 || t.streamStageBytes % 16)
+    return bad("\"stream_stage_bytes\" must be a positive multiple of 16");
+  if (t.streamRingBytes < 2 * uint64_t(t.streamStageBytes))
+    return bad("\"stream_ring_bytes\" must hold at least two stages");
+  if (t.streamInFlightBytes < t.streamStageBytes || t.streamInFlightBytes > t.streamRingBytes)
+    return bad("\"stream_in_flight_bytes\" must be between a stage and the ring");
   return Status();
 }
 } // namespace
@@ -149,6 +172,18 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "head_dims") s = wantUIntList(t.headDims);
     else if (key == "shared_bytes_per_worker") s = wantUInt(t.sharedBytesPerWorker);
     else if (key == "vector_elements") s = wantUInt(t.vectorElements);
+    else if (key == "execution") {
+      std::string name;
+      s = wantString(name);
+      if (s.ok() && name == "stream")
+        t.execution = plan::ExecutionModel::Stream;
+      else if (s.ok() && name != "plain")
+        s = Status::error(source + ": \"execution\" is \"plain\" or \"stream\", not \"" + name +
+                          "\"");
+    }
+    else if (key == "stream_stage_bytes") s = wantUInt(t.streamStageBytes);
+    else if (key == "stream_ring_bytes") s = wantUInt(t.streamRingBytes);
+    else if (key == "stream_in_flight_bytes") s = wantUInt(t.streamInFlightBytes);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
     if (!s.ok())
       return s;
@@ -181,6 +216,10 @@ std::string ti::targetToJson(const Target &t) {
             {"max_query_heads_per_kv_head", t.maxQueryHeadsPerKvHead},
             {"head_dims", t.headDims},
             {"shared_bytes_per_worker", t.sharedBytesPerWorker},
-            {"vector_elements", t.vectorElements}};
+            {"vector_elements", t.vectorElements},
+            {"execution", plan::executionModelName(t.execution)},
+            {"stream_stage_bytes", t.streamStageBytes},
+            {"stream_ring_bytes", t.streamRingBytes},
+            {"stream_in_flight_bytes", t.streamInFlightBytes}};
   return j.dump(2) + "\n";
 }

@@ -48,6 +48,7 @@ struct Options {
   std::string targetFile;
   uint32_t maxContext = 0;         // 0: the default (see run()).
   uint32_t attentionSplitContext = 0;
+  std::string execution; // Empty: the target's.
   std::string passes;
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
@@ -127,6 +128,14 @@ int run(const Options &opts) {
     return fail(target.status().message());
   if (opts.attentionSplitContext)
     target->attentionSplitContext = opts.attentionSplitContext;
+  if (!opts.execution.empty()) {
+    const auto model = opts.execution == "stream" ? ti::plan::ExecutionModel::Stream
+                                                  : ti::plan::ExecutionModel::Plain;
+    if (model == ti::plan::ExecutionModel::Stream && target->arch != "sm_90")
+      return fail("--execution stream needs an sm_90 target (the bulk-copy engine); '" +
+                  llvm::Twine(target->name) + "' is " + target->arch);
+    *target = target->withExecution(model);
+  }
 
   ti::tir::Module module;
   module.graph = &*graph;
@@ -219,6 +228,9 @@ int main(int argc, char **argv) {
                  "positions the K/V cache holds (default: the graph's max_context, at most 8192)");
   app.add_option("--attention-split-context", opts.attentionSplitContext,
                  "override the target's context above which attention runs in chunks");
+  app.add_option("--execution", opts.execution,
+                 "the worker's execution model: plain or stream (default: the target's)")
+      ->check(CLI::IsMember({"plain", "stream"}));
   app.add_option("--passes", opts.passes, "run only these passes (comma-separated), then stop");
   app.add_option("--print-after", opts.printAfter, "print the task IR after this pass");
   app.add_flag("--print-after-all", opts.printAfterAll, "print the task IR after every pass");

@@ -131,6 +131,8 @@ struct Module {
   std::vector<int> wholePacked;
   uint64_t weightsBytes = 0;
   uint64_t arenaBytes = 0;
+  /// Set by plan-stream: the weight stream of a Stream target (Execution.h).
+  plan::StreamConfig stream;
 
   int addBuffer(std::string name, plan::BufferKind kind, uint64_t bytes);
   /// Index of the first buffer of `kind`, or kNoBuffer.

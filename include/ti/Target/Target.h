@@ -14,12 +14,14 @@
 // unit test holds them against it). A target file (JSON, written by `tirun
 // probe` from the GPU and the worker binary) describes any other GPU; keys it
 // lacks keep the defaults of WorkerLimits (the worker on the smallest
-// supported GPU).
+// supported GPU). `execution` picks the worker's execution model (plain or
+// stream, ti/Plan/Execution.h); tic --execution overrides it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_TARGET_TARGET_H
 #define TI_TARGET_TARGET_H
 
+#include "ti/Plan/Execution.h"
 #include "ti/Plan/WorkerSupport.h"
 #include "ti/Support/Status.h"
 
@@ -51,11 +53,23 @@ struct Target {
   std::vector<uint32_t> headDims = plan::WorkerLimits().headDims;
   uint32_t sharedBytesPerWorker = plan::WorkerLimits().sharedBytes;
   uint32_t vectorElements = plan::WorkerLimits().vectorElements;
+  /// How the worker executes plans (ti/Plan/Execution.h), and for the Stream
+  /// model the weight stream's shape that plan-stream plans with: the stage
+  /// size, the ring's bytes and the bulk copies in flight (about 64 KB in
+  /// flight per SM saturates HBM; more delays the SM's own stores and loads).
+  plan::ExecutionModel execution = plan::ExecutionModel::Plain;
+  uint32_t streamStageBytes = 32 * 1024;
+  uint32_t streamRingBytes = 160 * 1024;
+  uint32_t streamInFlightBytes = 64 * 1024;
 
   plan::WorkerLimits workerLimits() const {
     return plan::WorkerLimits{threadsPerWorker, maxQueryHeadsPerKvHead, headDims,
                               sharedBytesPerWorker, vectorElements};
   }
+
+  /// This target with its worker executing `model`: the model's thread count
+  /// and register budget (Execution.h).
+  Target withExecution(plan::ExecutionModel model) const;
 
   /// A one-line description for plan headers and --stats.
   std::string describe() const;

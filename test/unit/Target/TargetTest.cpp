@@ -128,4 +128,45 @@ TEST(Target, BadWorkerLimitsAreOneLine) {
             "x.json: \"shared_bytes_per_worker\" must be a non-negative integer");
 }
 
+TEST(Target, AStreamTargetRoundTripsThroughJson) {
+  const Target t = probedH200().withExecution(plan::ExecutionModel::Stream);
+  EXPECT_EQ(t.threadsPerWorker, plan::kStreamConsumerThreads);
+  EXPECT_EQ(t.maxRegisters, plan::kStreamWorkerRegisters);
+  const std::string json = targetToJson(t);
+  EXPECT_NE(json.find("\"execution\": \"stream\""), std::string::npos) << json;
+  auto back = parseTargetJson(json, "stream.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->execution, plan::ExecutionModel::Stream);
+  EXPECT_EQ(back->streamStageBytes, t.streamStageBytes);
+  EXPECT_EQ(back->streamRingBytes, t.streamRingBytes);
+  EXPECT_EQ(back->streamInFlightBytes, t.streamInFlightBytes);
+  EXPECT_EQ(targetToJson(*back), json);
+}
+
+TEST(Target, BadStreamShapesAreOneLine) {
+  auto parse = [](const std::string &keys) {
+    auto t = parseTargetJson(
+        R"({"name": "x", "arch": "sm_90", "workers": 4, "bandwidth_gbs": 100, )" + keys + "}",
+        "x.json");
+    return t.ok() ? std::string("ok") : t.status().message();
+  };
+  EXPECT_EQ(parse(R"("execution": "stream", "threads_per_worker": 512)"), "ok");
+  EXPECT_EQ(parse(R"("execution": "fast")"),
+            "x.json: \"execution\" is \"plain\" or \"stream\", not \"fast\"");
+  EXPECT_EQ(parse(R"("execution": "stream")"),
+            "x.json: \"threads_per_worker\" of the stream worker is 512");
+  EXPECT_EQ(parse(R"("stream_stage_bytes": 24)"),
+            "x.json: \"stream_stage_bytes\" must be a positive multiple of 16");
+  EXPECT_EQ(parse(R"("stream_ring_bytes": 40000)"),
+            "x.json: \"stream_ring_bytes\" must hold at least two stages");
+  EXPECT_EQ(parse(R"("stream_in_flight_bytes": 1000)"),
+            "x.json: \"stream_in_flight_bytes\" must be between a stage and the ring");
+  auto sm86 = parseTargetJson(R"({"name": "x", "arch": "sm_86", "workers": 4, "bandwidth_gbs": 1,
+                                  "execution": "stream", "threads_per_worker": 512})",
+                              "x.json");
+  ASSERT_FALSE(sm86.ok());
+  EXPECT_EQ(sm86.status().message(), "x.json: the stream execution model needs sm_90 (the "
+                                     "bulk-copy engine); \"arch\" is \"sm_86\"");
+}
+
 } // namespace

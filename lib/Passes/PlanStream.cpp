@@ -1,0 +1,82 @@
+//===- PlanStream.cpp - The weight stream's shape (plan-stream) -----------===//
+//
+// A Stream target's worker copies each task's weight rows into a ring of
+// shared-memory stages ahead of the consumers (ti/Plan/Execution.h). This
+// pass fixes the ring's shape for the plan, from the target:
+//
+// 1. A Plain target streams nothing: the module keeps an empty stream.
+// 2. Stage size: the target's stream_stage_bytes. Every row a task streams (K
+//    columns of a Gemv or LmHead, H of an FFN's gate, up and down rows) must
+//    fit one stage; longer rows are refused at their graph op, once.
+// 3. Ring depth: as many stages as the target's stream_ring_bytes hold (up
+//    to the worker's kMaxStreamStages barrier pairs); the
+//    rest of the worker's shared memory is the tasks' (WorkerSupport.h checks
+//    that every task's layout fits beside the ring).
+// 4. Bulk copies in flight: the target's stream_in_flight_bytes in whole
+//    stages, at least one: more delays the SM's own stores and loads behind
+//    the copies, fewer leaves HBM idle.
+//
+// Counters: streamed-stages (ring stages filled per step, over all workers).
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Passes/Passes.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace ti;
+using namespace ti::tir;
+
+namespace {
+
+bool streamsRows(StageKind kind) {
+  return kind == StageKind::Gemv || kind == StageKind::LmHead || kind == StageKind::FfnPartial;
+}
+
+class PlanStream : public Pass {
+public:
+  PlanStream() : Pass(PassId::PlanStream) {}
+
+  bool run(Module &m, DiagnosticEngine &diags) override {
+    m.stream = plan::StreamConfig{};
+    const Target &t = m.target;
+    if (t.execution == plan::ExecutionModel::Plain)
+      return true;
+
+    plan::StreamConfig st;
+    st.model = t.execution;
+    st.stageBytes = t.streamStageBytes;
+    st.stages = std::min(plan::kMaxStreamStages, t.streamRingBytes / t.streamStageBytes);
+    st.inFlightStages = std::max(1u, std::min(st.stages, t.streamInFlightBytes / st.stageBytes));
+
+    bool ok = true;
+    uint64_t filled = 0;
+    std::set<const char *> reported; // Once per graph op, though every layer repeats it.
+    for (const Stage &s : m.stages) {
+      if (!streamsRows(s.kind))
+        continue;
+      const uint64_t rowBytes = s.cols * plan::kWeightBytes;
+      if (rowBytes > st.stageBytes) {
+        ok = false;
+        if (!reported.insert(s.loc.getPointer()).second)
+          continue;
+        diags.error(s.loc, "stage '" + s.name + "' streams rows of " + std::to_string(rowBytes) +
+                               " bytes; a stage of target '" + t.name + "' holds " +
+                               std::to_string(st.stageBytes));
+        continue;
+      }
+      const uint64_t perStage = st.stageBytes / rowBytes;
+      const uint64_t segments = s.kind == StageKind::FfnPartial ? 3 : 1;
+      for (const Task &task : s.tasks)
+        filled += segments * ((task.rows() + perStage - 1) / perStage);
+    }
+    count("streamed-stages", filled);
+    if (ok)
+      m.stream = st;
+    return ok;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> ti::createPlanStreamPass() { return std::make_unique<PlanStream>(); }
