@@ -19,6 +19,12 @@
 // its input, so a greedy run from bos feeds token 1 at every position, every
 // V row is the same, and attention would be tested with identical inputs.
 //
+// StreamGpuVsCpuTest repeats the comparisons with plans for the Stream
+// execution model (weights through the bulk-copy ring, sm_90 only): the tiny
+// model, the mixed layers, stages of two rows that wrap the ring inside every
+// task, bit-identical reruns, launches that stop early or run 64 steps, and
+// the 1B and 3B shapes.
+//
 // Without a GPU every test is skipped (GTEST_SKIP; ctest shows them skipped).
 //
 //===----------------------------------------------------------------------===//
@@ -53,17 +59,45 @@ protected:
   /// recorded).
   std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &arch, int workers,
                                                    const std::string &graph = "models/tiny.graph",
-                                                   const std::string &extra = "") {
+                                                   const std::string &extra = "",
+                                                   const std::string &targetKeys = "") {
     fs::path dir = scratchDir("ti-gpu");
-    std::string target = writeTarget(dir / "target.json", arch, workers);
+    std::string target = writeTarget(dir / "target.json", arch, workers, targetKeys);
     return test::compileModelPlan(
         graph, dir / "plan",
         "--target-file " + target + " --attention-split-context 16 " + extra, 3);
   }
 
   std::shared_ptr<const LoadedPlan> devicePlan(const std::string &graph = "models/tiny.graph",
-                                               const std::string &extra = "") {
-    return compileAndPack(device.arch, device.smCount, graph, extra);
+                                               const std::string &extra = "",
+                                               const std::string &targetKeys = "") {
+    return compileAndPack(device.arch, device.smCount, graph, extra, targetKeys);
+  }
+};
+
+/// The same pipeline with the Stream execution model (ti/Plan/Execution.h):
+/// the weight rows through each worker's bulk-copy ring. sm_90 only.
+class StreamGpuVsCpuTest : public GpuVsCpuTest {
+protected:
+  void SetUp() override {
+    GpuVsCpuTest::SetUp();
+    if (!IsSkipped() && device.arch != "sm_90")
+      GTEST_SKIP() << "the stream worker needs sm_90; " << device.arch << " has no bulk copies";
+  }
+  /// A plan for the stream worker on this GPU: its shared memory (the ring
+  /// needs more than the target file's sm_86 default) and `targetKeys`.
+  std::shared_ptr<const LoadedPlan> streamPlan(const std::string &graph = "models/tiny.graph",
+                                               const std::string &extra = "",
+                                               const std::string &targetKeys = "") {
+    const uint32_t shared =
+        CudaExecutor::workerLimits(device.sharedPerBlockOptin, plan::ExecutionModel::Stream)
+            .sharedBytes;
+    auto lp = devicePlan(graph, "--execution stream " + extra,
+                         "\"shared_bytes_per_worker\": " + std::to_string(shared) +
+                             (targetKeys.empty() ? "" : ", " + targetKeys));
+    if (lp)
+      EXPECT_EQ(lp->plan.stream.model, plan::ExecutionModel::Stream);
+    return lp;
   }
 };
 
@@ -191,14 +225,30 @@ TEST_P(GpuVsCpuModelTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
   expectStepsMatchTheCpu(lp, 20, 0, GetParam().tolerance);
 }
 
+class StreamGpuVsCpuModelTest : public StreamGpuVsCpuTest,
+                                public ::testing::WithParamInterface<ModelCase> {};
+
+TEST_P(StreamGpuVsCpuModelTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
+  auto lp = streamPlan("models/" + std::string(GetParam().model) + ".graph", "--max-context 64");
+  ASSERT_TRUE(lp);
+  ASSERT_GT(lp->plan.attentionChunks(), 1u);
+  expectStepsMatchTheCpu(lp, 20, 0, GetParam().tolerance);
+}
+
+std::string modelCaseName(const ::testing::TestParamInfo<ModelCase> &info) {
+  std::string name = info.param.model;
+  name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+  return name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Llama, GpuVsCpuModelTest,
                          ::testing::Values(ModelCase{"llama32-1b", 2e-3},
                                            ModelCase{"llama32-3b", 5e-3}),
-                         [](const auto &info) {
-                           std::string name = info.param.model;
-                           name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
-                           return name;
-                         });
+                         modelCaseName);
+INSTANTIATE_TEST_SUITE_P(Llama, StreamGpuVsCpuModelTest,
+                         ::testing::Values(ModelCase{"llama32-1b", 2e-3},
+                                           ModelCase{"llama32-3b", 5e-3}),
+                         modelCaseName);
 
 TEST_F(GpuVsCpuTest, TwoRunsAreBitIdentical) {
   auto lp = devicePlan();
@@ -268,6 +318,76 @@ TEST_F(GpuVsCpuTest, OneLaunchOfManyStepsMatchesTheCpuAndItself) {
     err = std::max(err, std::abs(double(logits[0][i]) - double(cpu.logitsData()[i])));
   }
   EXPECT_LE(err, kTolerance * scale) << "the last step's logits";
+}
+
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
+  auto lp = streamPlan();
+  ASSERT_TRUE(lp);
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWhenLayersDiffer) {
+  auto lp = streamPlan("test/models/Inputs/mixed-layers.graph");
+  ASSERT_TRUE(lp);
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {
+  // The tiny model's rows are 128 bytes: stages of 256 bytes cut every task
+  // into many fills of a 4-stage ring, one copy in flight, so the ring wraps
+  // inside tasks and the stage parities alternate many times per step.
+  auto lp = streamPlan("models/tiny.graph", "",
+                       "\"stream_stage_bytes\": 256, \"stream_ring_bytes\": 1024, "
+                       "\"stream_in_flight_bytes\": 256");
+  ASSERT_TRUE(lp);
+  EXPECT_EQ(lp->plan.stream.stageBytes, 256u);
+  EXPECT_EQ(lp->plan.stream.stages, 4u);
+  EXPECT_EQ(lp->plan.stream.inFlightStages, 1u);
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
+TEST_F(StreamGpuVsCpuTest, TwoRunsAreBitIdentical) {
+  auto lp = streamPlan();
+  ASSERT_TRUE(lp);
+  auto first = CudaExecutor::create(lp);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  GpuRun a = runGpu(**first, *lp);
+  ASSERT_TRUE((*first)->reset().ok());
+  GpuRun b = runGpu(**first, *lp);
+  ASSERT_EQ(a.logits.size(), size_t(kSteps));
+  ASSERT_EQ(b.logits.size(), a.logits.size());
+  EXPECT_EQ(b.tokens, a.tokens);
+  for (size_t s = 0; s < a.logits.size(); ++s)
+    EXPECT_EQ(a.logits[s], b.logits[s]) << "logits of step " << s << " differ between runs";
+}
+
+TEST_F(StreamGpuVsCpuTest, LaunchesThatStopEarlyOrRunLongMatchTheCpu) {
+  // The producer streams ahead into steps the consumers may never run: a
+  // launch that stops after 2 generated tokens of a possible 64 steps must
+  // end (the consumers raise the stop signal), and so must one that runs all
+  // 64 steps; both give the CPU's tokens.
+  auto lp = streamPlan();
+  ASSERT_TRUE(lp);
+  for (int32_t maxNew : {2, kSteps}) {
+    LaunchArgs args;
+    args.promptLen = 8;
+    args.maxSteps = kSteps;
+    args.maxNew = maxNew;
+    for (int32_t i = 0; i < args.promptLen; ++i)
+      args.prompt[i] = feedToken(*lp, i);
+    CpuExecutor cpu(lp, 4);
+    auto want = cpu.launch(args);
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    auto gpu = CudaExecutor::create(lp);
+    ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+    auto got = (*gpu)->launch(args);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(got->steps, want->steps) << "maxNew " << maxNew;
+    EXPECT_EQ(got->error, 0);
+    ASSERT_EQ(got->generated, want->generated) << "maxNew " << maxNew;
+    for (int32_t i = 0; i < got->generated; ++i)
+      EXPECT_EQ(got->tokens[i], want->tokens[i]) << "maxNew " << maxNew << ", token " << i;
+  }
 }
 
 TEST_F(GpuVsCpuTest, RefusesAPlanForAnotherArch) {

@@ -121,7 +121,9 @@ public:
   static StatusOr<CudaDeviceInfo> deviceInfo(int device = 0);
   /// The worker's attributes on `device` with `dynamicSharedBytes` of dynamic
   /// shared memory per block.
-  static StatusOr<WorkerAttributes> workerAttributes(int device, size_t dynamicSharedBytes);
+  static StatusOr<WorkerAttributes>
+  workerAttributes(int device, size_t dynamicSharedBytes,
+                   plan::ExecutionModel model = plan::ExecutionModel::Plain);
   /// Threads of one worker block, the kernel's compile-time block size
   /// (Config.cuh's kThreads): what a target's threads_per_worker must be.
   static uint32_t workerThreads();
@@ -131,7 +133,8 @@ public:
   /// and the shared memory left for tasks. Needs no GPU: the built-in
   /// targets' limits are held against it in a unit test, and `tirun probe`
   /// writes it into the target file.
-  static plan::WorkerLimits workerLimits(size_t optInSharedBytes);
+  static plan::WorkerLimits workerLimits(size_t optInSharedBytes,
+                                         plan::ExecutionModel model = plan::ExecutionModel::Plain);
   /// Which embedded image of the worker `device` runs: the cubin whose arch
   /// cudaFuncGetAttributes reports as the binary version, or, where the device
   /// has no such cubin (or CUDA_FORCE_PTX_JIT is set), the PTX of the reported

@@ -1,7 +1,11 @@
 //===- Config.cuh - The CUDA worker's constants and shared memory -*- CUDA -*-===//
 //
 // Every tuning constant of the worker, with the static_asserts that keep them
-// consistent. What a plan may ask of this worker (the most query heads per kv
+// consistent. The worker is compiled once per execution model
+// (ti/Plan/Execution.h): TI_WORKER_STREAM is 0 for the Plain worker
+// (Worker.cu), 1 for the Stream worker (StreamWorker.cu); what depends on it
+// lives in an inline namespace named after the model, so that the two
+// compilations never share a symbol. What a plan may ask of this worker (the most query heads per kv
 // head, the head dims, the shared memory) is reported by
 // CudaExecutor::workerLimits() from these constants; tic reads the same facts
 // from the target (ti/Target/Target.h) and refuses plans beyond them.
@@ -16,17 +20,41 @@
 #ifndef TI_LIB_RUNTIME_CUDA_CONFIG_CUH
 #define TI_LIB_RUNTIME_CUDA_CONFIG_CUH
 
+#include "ti/Plan/Execution.h"
 #include "ti/Plan/TaskRecord.h"
 #include "ti/Plan/WorkerLayout.h"
 #include "ti/Support/HostDevice.h"
 
 #include <cstdint>
 
-namespace ti::cuda {
+#ifndef TI_WORKER_STREAM
+#error "TI_WORKER_STREAM must be defined (lib/Runtime/cuda/CMakeLists.txt): 0 for the plain worker, 1 for the stream worker"
+#endif
+#if TI_WORKER_STREAM
+#define TI_WORKER_MODEL_NAMESPACE stream_model
+#else
+#define TI_WORKER_MODEL_NAMESPACE plain_model
+#endif
 
-/// Threads of a worker (one block per SM). The kernel is compiled for exactly
-/// this many: __launch_bounds__(kThreads, 1) caps it at 64 registers.
-constexpr uint32_t kThreads = 1024;
+// The namespace of every worker header and of Worker.cu.
+#define TI_WORKER_NAMESPACE_BEGIN                                                                  \
+  namespace ti::cuda {                                                                             \
+  inline namespace TI_WORKER_MODEL_NAMESPACE {
+#define TI_WORKER_NAMESPACE_END                                                                    \
+  }                                                                                                \
+  }
+
+TI_WORKER_NAMESPACE_BEGIN
+
+constexpr plan::ExecutionModel kModel =
+    TI_WORKER_STREAM ? plan::ExecutionModel::Stream : plan::ExecutionModel::Plain;
+constexpr bool kStreamed = kModel == plan::ExecutionModel::Stream;
+/// Threads that run tasks (the ops' kThreads), and the block's: the Stream
+/// worker adds one producer warp. The kernel is compiled for exactly
+/// kBlockThreads: __launch_bounds__(kBlockThreads, 1) caps its registers at
+/// 64 (Plain) or 120 (Stream) per thread.
+constexpr uint32_t kThreads = plan::taskThreads(kModel);
+constexpr uint32_t kBlockThreads = plan::blockThreads(kModel);
 
 // Whether the worker is also compiled in its traced instantiation (CMake
 // option TI_WORKER_TRACE, on by default). Launches without tracing never run
@@ -56,13 +84,17 @@ constexpr uint32_t kStaticSharedBytes = 1024;
 /// The smallest opt-in shared memory per block of the supported GPUs (sm_86:
 /// 99 KiB); larger needs are checked at run time against the device.
 constexpr uint32_t kPortableSharedBytes = 99 * 1024;
-/// Registers per thread that let one kThreads block fill an SM's 64K registers.
-constexpr uint32_t kMaxRegisters = 65536 / kThreads;
+/// Registers per thread that let one block fill an SM's 64K registers.
+constexpr uint32_t kMaxRegisters = kStreamed ? plan::kStreamWorkerRegisters
+                                             : plan::kPlainWorkerRegisters;
+/// Ring stages the Stream worker's static shared memory has barriers for.
+constexpr uint32_t kMaxStreamStages = plan::kMaxStreamStages;
 
 static_assert(kThreads % kWarpSize == 0, "a worker is whole warps");
 static_assert(kWarps <= kWarpSize, "block reductions combine the warps' slots in one warp");
 static_assert(kThreads <= 1024, "CUDA blocks have at most 1024 threads");
-static_assert(kMaxRegisters == 64, "the plans' targets assume 64 registers per thread");
+static_assert(kMaxRegisters * kBlockThreads <= 65536 && (kMaxRegisters + 8) * kBlockThreads > 65536,
+              "the register budget fills an SM's 64K registers with one block");
 static_assert((kLoadsInFlight & (kLoadsInFlight - 1)) == 0, "loads in flight: a power of two");
 
 // The worker's shared-memory layout is the plan's (ti/Plan/WorkerLayout.h),
@@ -92,6 +124,6 @@ static_assert(sizeof(float) * attentionLayout(plan::HeadGeometry{32, 8, 128, 16}
                   kPortableSharedBytes,
               "an 8B model's attention task fits an sm_86 worker's shared memory");
 
-} // namespace ti::cuda
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_CONFIG_CUH

@@ -41,12 +41,19 @@ std::string archOf(const cudaDeviceProp &p) {
   return "sm_" + std::to_string(p.major * 10 + p.minor);
 }
 
-/// The dynamic shared memory the plan's tasks need, in bytes.
+/// The dynamic shared memory the plan's tasks need, beside its weight
+/// stream's ring (Stream plans), in bytes.
 size_t sharedBytesFor(const plan::Plan &p) {
   uint32_t floats = 4;
   for (const plan::TaskRecord &t : p.tasks)
-    floats = std::max(floats, cuda::sharedFloatsFor(t));
-  return size_t(floats) * sizeof(float);
+    floats = std::max(floats, plan::sharedFloatsFor(t, plan::taskThreads(p.stream.model)));
+  return p.stream.ringFootprint() + size_t(floats) * sizeof(float);
+}
+
+/// The kernel of an execution model's worker.
+const void *entryFor(plan::ExecutionModel model, bool traced = false) {
+  return model == plan::ExecutionModel::Stream ? cuda::streamWorkerEntry(traced)
+                                               : cuda::workerEntry(traced);
 }
 
 template <typename T> Status upload(T **device, const T *host, size_t count) {
@@ -59,9 +66,10 @@ template <typename T> Status upload(T **device, const T *host, size_t count) {
 
 } // namespace
 
-plan::WorkerLimits CudaExecutor::workerLimits(size_t optInSharedBytes) {
+plan::WorkerLimits CudaExecutor::workerLimits(size_t optInSharedBytes,
+                                              plan::ExecutionModel model) {
   plan::WorkerLimits l;
-  l.threads = cuda::kThreads;
+  l.threads = plan::taskThreads(model);
   l.maxGroup = cuda::kMaxGroup;
   // A lane group of head_dim / kVector lanes takes a position: a power of two
   // that fits a warp.
@@ -171,6 +179,9 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.waveCount = static_cast<uint32_t>(p.waves.size());
   args.arena = arena;
   args.barrierCounter = counter;
+  args.stageBytes = p.stream.stageBytes;
+  args.stages = p.stream.stages;
+  args.inFlightStages = p.stream.inFlightStages;
   args.maxContext = p.model.maxContext;
   args.splitContext = p.attention.splitContext;
   args.candidatesOffset = candidates->offset;
@@ -218,11 +229,13 @@ StatusOr<CudaDeviceInfo> CudaExecutor::deviceInfo(int device) {
   return info;
 }
 
-StatusOr<WorkerAttributes> CudaExecutor::workerAttributes(int device, size_t dynamicSharedBytes) {
+StatusOr<WorkerAttributes> CudaExecutor::workerAttributes(int device, size_t dynamicSharedBytes,
+                                                          plan::ExecutionModel model) {
   TI_CUDA_CHECK(cudaSetDevice(device));
+  const void *entry = entryFor(model);
   cudaFuncAttributes fa;
-  TI_CUDA_CHECK(cudaFuncGetAttributes(&fa, cuda::workerEntry()));
-  TI_CUDA_CHECK(cudaFuncSetAttribute(cuda::workerEntry(),
+  TI_CUDA_CHECK(cudaFuncGetAttributes(&fa, entry));
+  TI_CUDA_CHECK(cudaFuncSetAttribute(entry,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(dynamicSharedBytes)));
   WorkerAttributes a;
@@ -233,8 +246,8 @@ StatusOr<WorkerAttributes> CudaExecutor::workerAttributes(int device, size_t dyn
   a.maxThreadsPerBlock = fa.maxThreadsPerBlock;
   a.binaryVersion = fa.binaryVersion;
   a.ptxVersion = fa.ptxVersion;
-  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a.blocksPerSm, cuda::workerEntry(),
-                                                              cuda::kThreads, dynamicSharedBytes));
+  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &a.blocksPerSm, entry, int(plan::blockThreads(model)), dynamicSharedBytes));
   return a;
 }
 
@@ -337,9 +350,15 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
   if (p.target.workers > uint32_t(info->smCount))
     return Status::error("the plan has " + std::to_string(p.target.workers) + " workers, but " +
                          gpu + " has only " + std::to_string(info->smCount) + " SMs");
-  if (p.target.threadsPerWorker != cuda::kThreads)
+  const plan::ExecutionModel model = p.stream.model;
+  const uint32_t threads = plan::taskThreads(model);
+  if (p.target.threadsPerWorker != threads)
     return Status::error("the plan was made for " + std::to_string(p.target.threadsPerWorker) +
-                         "-thread workers; the CUDA worker has " + std::to_string(cuda::kThreads));
+                         "-thread workers; the CUDA " + plan::executionModelName(model) +
+                         " worker has " + std::to_string(threads));
+  if (model == plan::ExecutionModel::Stream && info->arch != "sm_90")
+    return Status::error("the plan's stream execution needs sm_90 (the bulk-copy engine), but " +
+                         gpu + " is " + info->arch);
   int cooperative = 0;
   TI_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
   if (!cooperative)
@@ -347,7 +366,7 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
   // tic refused what its target's worker cannot run; this is the worker the
   // binary has, on this GPU.
   for (const plan::WorkerProblem &problem :
-       plan::workerProblems(p, workerLimits(info->sharedPerBlockOptin))) {
+       plan::workerProblems(p, workerLimits(info->sharedPerBlockOptin, model))) {
     const plan::TaskRecord &t = p.tasks[problem.task];
     const char *op = plan::opcodeName(t.opcode);
     return Status::error("the plan's wave '" + p.waves[t.wave].name + "' (task #" +
@@ -358,17 +377,17 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
 
   TI_CUDA_CHECK(cudaSetDevice(device));
   cudaFuncAttributes fa;
-  if (cudaError_t e = cudaFuncGetAttributes(&fa, cuda::workerEntry()); e != cudaSuccess) {
+  if (cudaError_t e = cudaFuncGetAttributes(&fa, entryFor(model)); e != cudaSuccess) {
     cudaGetLastError();
     return Status::error("the CUDA worker was not built for " + gpu + ": " + cudaGetErrorString(e));
   }
   const size_t shared = sharedBytesFor(p); // Within the limits checked above.
-  auto attributes = workerAttributes(device, shared);
+  auto attributes = workerAttributes(device, shared, model);
   if (!attributes)
     return attributes.status();
   if (attributes->blocksPerSm < 1)
     return Status::error("the worker (" + std::to_string(attributes->registers) + " registers x " +
-                         std::to_string(cuda::kThreads) + " threads, " +
+                         std::to_string(plan::blockThreads(model)) + " threads, " +
                          std::to_string(shared + fa.sharedSizeBytes) +
                          " bytes of shared memory) cannot be resident on an SM of " + gpu);
   // A probed target names the worker binary it was measured with; its plan
@@ -408,7 +427,8 @@ StatusOr<plan::StepState> CudaExecutor::launch(const LaunchArgs &launchArgs) {
   // The limit is the function's, shared by every executor of the process.
   // Tracing runs the kernel's traced instantiation; the plain one has no
   // tracer at all.
-  const void *entry = cuda::workerEntry(m.traceEvents != nullptr);
+  const plan::ExecutionModel model = lp.plan.stream.model;
+  const void *entry = entryFor(model, m.traceEvents != nullptr);
   TI_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(m.sharedBytes)));
   cuda::KernelArgs args = m.args;
@@ -428,7 +448,8 @@ StatusOr<plan::StepState> CudaExecutor::launch(const LaunchArgs &launchArgs) {
   void *params[] = {&args};
   TI_CUDA_CHECK(cudaEventRecord(m.kernelStart, m.stream));
   TI_CUDA_CHECK(cudaLaunchCooperativeKernel(entry, dim3(m.workers),
-                                            dim3(cuda::kThreads), params, m.sharedBytes, m.stream));
+                                            dim3(plan::blockThreads(model)), params,
+                                            m.sharedBytes, m.stream));
   TI_CUDA_CHECK(cudaEventRecord(m.kernelEnd, m.stream));
   plan::StepState state;
   TI_CUDA_CHECK(cudaMemcpyAsync(&state, m.arena + lp.stepStateOffset, sizeof state,
@@ -504,12 +525,13 @@ Status CudaExecutor::setTrace(bool on) {
     return Status::error("this worker was built without tracing (TI_WORKER_TRACE=OFF)");
   // The traced kernel must fit one block per SM with the plan's shared
   // memory, as the plain one was checked to at creation.
-  const void *traced = cuda::workerEntry(true);
+  const plan::ExecutionModel model = m.lp->plan.stream.model;
+  const void *traced = entryFor(model, true);
   TI_CUDA_CHECK(cudaFuncSetAttribute(traced, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(m.sharedBytes)));
   int blocks = 0;
-  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, traced, cuda::kThreads,
-                                                              m.sharedBytes));
+  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, traced, int(plan::blockThreads(model)), m.sharedBytes));
   if (blocks < 1)
     return Status::error("the traced worker cannot run one block per SM with this plan's " +
                          std::to_string(m.sharedBytes) + " bytes of shared memory");

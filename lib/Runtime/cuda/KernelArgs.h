@@ -38,6 +38,12 @@ struct KernelArgs {
   uint8_t *arena;           // The plan's arena (activations, caches, slots).
   uint32_t *barrierCounter; // The grid barrier's arrival counter, zeroed per launch.
 
+  // The weight stream (Stream plans; Execution.h): the ring at the start of
+  // the dynamic shared memory, the tasks' scratch after it.
+  uint32_t stageBytes;
+  uint32_t stages;
+  uint32_t inFlightStages;
+
   uint32_t maxContext;   // Rows of every K/V cache (the workspaces' row length).
   uint32_t splitContext; // ctx above this is long mode.
 
@@ -65,10 +71,12 @@ struct KernelArgs {
 static_assert(sizeof(KernelArgs) <= 4096, "KernelArgs is passed by value");
 
 /// The worker kernel's entry, for cudaLaunchCooperativeKernel and the
-/// function-attribute queries (defined in Worker.cu): the kernel without the
-/// tracer, or, `traced`, the instantiation that records traces (the untraced
-/// one in a build with TI_WORKER_TRACE off).
+/// function-attribute queries: the kernel without the tracer, or, `traced`,
+/// the instantiation that records traces (the untraced one in a build with
+/// TI_WORKER_TRACE off). The Plain worker is defined in Worker.cu, the Stream
+/// worker (sm_90 only) in StreamWorker.cu.
 const void *workerEntry(bool traced = false);
+const void *streamWorkerEntry(bool traced = false);
 
 } // namespace ti::cuda
 

@@ -21,18 +21,114 @@
 //
 // Comparisons use a signed difference, so the counter may wrap.
 //
+// In the Stream worker (Config.cuh: kStreamed) "the block" is its consumer
+// warps: blockBarrier() is named barrier 1 over kThreads threads, which the
+// producer warp never joins. The ring's stages are handed over with an
+// mbarrier pair each (StageBarriers): `full` completes when the producer's
+// bulk copy has landed (one arrival that also expects the copy's bytes, then
+// the copy's completion), `empty` when every consumer thread has released
+// the stage (one arrival each, after its last read: an arrive releases only
+// the arriving thread's own accesses, and compute-sanitizer's racecheck
+// flags one lane's release for its warp). An mbarrier's phases
+// alternate in parity; a waiter names the parity of the phase it waits for.
+// The copy's completion makes its bytes visible to the threads that observe
+// the phase complete; a consumer's arrive orders its reads of the stage
+// before the producer's next copy into it (both at CTA scope).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_SYNC_CUH
 #define TI_LIB_RUNTIME_CUDA_SYNC_CUH
+
+#include "Config.cuh"
 
 #include <cuda/atomic>
 
 #include <cstdint>
 
-namespace ti::cuda {
+TI_WORKER_NAMESPACE_BEGIN
 
-/// All threads of the block: execution and block-scope memory ordering.
-__device__ __forceinline__ void blockBarrier() { __syncthreads(); }
+/// All threads that run tasks (the Plain worker's block, the Stream worker's
+/// consumer warps): execution and block-scope memory ordering.
+__device__ __forceinline__ void blockBarrier() {
+  if constexpr (kStreamed)
+    asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory");
+  else
+    __syncthreads();
+}
+
+#if TI_WORKER_STREAM
+/// The shared-memory address of a generic pointer into shared memory.
+__device__ __forceinline__ uint32_t sharedAddress(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// An mbarrier (8 bytes of shared memory).
+class StageBarrier {
+public:
+  /// One thread, before any other use; then initFence() and a block barrier.
+  __device__ void init(uint32_t arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sharedAddress(&word_)),
+                 "r"(arrivals)
+                 : "memory");
+  }
+  /// Makes the initialisations visible to the bulk-copy engine.
+  __device__ static void initFence() {
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  /// Whether the phase of parity `parity` has completed (waits a while first).
+  __device__ bool tryWait(uint32_t parity) {
+    uint32_t done;
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done)
+                 : "r"(sharedAddress(&word_)), "r"(parity)
+                 : "memory");
+    return done != 0;
+  }
+  __device__ void wait(uint32_t parity) {
+    while (!tryWait(parity)) {
+    }
+  }
+  __device__ void arrive() {
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(
+                     sharedAddress(&word_))
+                 : "memory");
+  }
+  /// The producer's arrival, announcing that `bytes` will complete the phase.
+  __device__ void arriveExpectingBytes(uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(
+                     sharedAddress(&word_)),
+                 "r"(bytes)
+                 : "memory");
+  }
+  /// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from
+  /// global memory to shared memory with the bulk-copy engine; their landing
+  /// completes this barrier's expected bytes.
+  __device__ void bulkCopy(void *sharedDst, const void *globalSrc, uint32_t bytes) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1], %2, [%3];" ::"r"(sharedAddress(sharedDst)),
+                 "l"(globalSrc), "r"(bytes), "r"(sharedAddress(&word_))
+                 : "memory");
+  }
+
+private:
+  uint64_t word_;
+};
+
+/// The consumers' word to the producer that the launch has stopped (a step's
+/// selection said so, StopSignal::raise by one consumer thread): the producer
+/// polls it while it waits for a stage the consumers will never release.
+class StopSignal {
+public:
+  __device__ void clear() { flag_ = 0; }
+  __device__ void raise() { flag_ = 1; }
+  __device__ bool raised() const { return flag_ != 0; }
+
+private:
+  volatile uint32_t flag_;
+};
+#endif
 
 /// The grid barrier. Only thread 0 of a block touches the counter, so the
 /// arrivals it waits for live in shared memory (`arrivals`, thread 0's alone),
@@ -64,6 +160,6 @@ private:
   uint32_t *arrivals_; // Shared memory: arrivals that completed the last barrier.
 };
 
-} // namespace ti::cuda
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_SYNC_CUH

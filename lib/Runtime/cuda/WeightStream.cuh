@@ -1,10 +1,17 @@
 //===- WeightStream.cuh - How ops read weight bytes -------------*- CUDA -*-===//
 //
-// The one interface through which tasks load the weights data: random access
-// by byte offset, each load issued by the thread that uses it. (A weight
-// stream that runs ahead of the tasks, through a shared-memory ring, would
-// need the ops to consume stage by stage instead: this interface does not
-// hide that change.)
+// The one interface through which tasks read the weights data.
+//
+// Random access by byte offset (both models): each load issued by the thread
+// that uses it. The Plain worker reads everything this way; the Stream worker
+// only what is not streamed (the embedding row, chosen by the token, and the
+// norm scales, a few KB that every worker of a wave shares in L2).
+//
+// The ring (Stream worker, ti/Plan/Execution.h): the producer warp's
+// WeightProducer copies every streamed segment of the worker's tasks, step
+// after step, into the next free stage; the consumers' WeightStream::consume
+// walks the same segments stage by stage in the same order, so both sides
+// agree on every stage from the plan alone.
 //
 // The contract an op keeps:
 //   - beginTask(t) before its first load of task t, endTask() after its last
@@ -22,12 +29,14 @@
 #define TI_LIB_RUNTIME_CUDA_WEIGHTSTREAM_CUH
 
 #include "Config.cuh"
+#include "Sync.cuh"
 
+#include "ti/Plan/Execution.h"
 #include "ti/Plan/TaskRecord.h"
 
 #include <cstdint>
 
-namespace ti::cuda {
+TI_WORKER_NAMESPACE_BEGIN
 
 /// Eight bf16 values, as loaded: element 2i in the low half of word i.
 struct Bf16x8 {
@@ -62,12 +71,74 @@ private:
   const uint8_t *at_ = nullptr;
 };
 
+/// A position in a stage of the ring, read like a WeightCursor (shared-memory
+/// loads at constant distances, then a step forward).
+class SharedCursor {
+public:
+  SharedCursor() = default;
+  __device__ explicit SharedCursor(const uint8_t *at) : at_(at) {}
+  __device__ __forceinline__ Bf16x8 load(uint32_t distance = 0) const {
+    const uint4 v = *reinterpret_cast<const uint4 *>(at_ + distance);
+    return Bf16x8{{v.x, v.y, v.z, v.w}};
+  }
+  __device__ __forceinline__ void advance(uint64_t bytes) { at_ += bytes; }
+
+private:
+  const uint8_t *at_ = nullptr;
+};
+
+#if TI_WORKER_STREAM
+/// The ring's stages and their barriers, in the worker's shared memory.
+struct Ring {
+  uint8_t *stages;     // stages x stageBytes, 16-byte aligned.
+  StageBarrier *full;  // [stages]
+  StageBarrier *empty; // [stages]
+  uint32_t stageBytes, count;
+};
+
+/// A walk over the ring's stages in fill order: the stage, and the parity of
+/// the barrier phase its current fill completes.
+struct RingPosition {
+  uint32_t stage = 0, parity = 0;
+  __device__ void advance(uint32_t count) {
+    if (++stage == count) {
+      stage = 0;
+      parity ^= 1;
+    }
+  }
+};
+#endif
+
 class WeightStream {
 public:
+#if TI_WORKER_STREAM
+  __device__ WeightStream(const uint8_t *weights, const Ring &ring) : base_(weights), ring_(ring) {}
+#else
   __device__ explicit WeightStream(const uint8_t *weights) : base_(weights) {}
+#endif
 
   __device__ void beginTask(const plan::TaskRecord &) {}
   __device__ void endTask() {}
+
+#if TI_WORKER_STREAM
+  /// Every consumer thread, for every streamed segment of its tasks in order:
+  /// per stage of `s`, waits for it to land, calls body(first, rows, data)
+  /// (rows [first, first + rows) of the segment at `data`, in shared memory),
+  /// then releases the stage.
+  template <typename Body>
+  __device__ __forceinline__ void consume(const plan::StreamSegment &s, Body body) {
+    const uint32_t per = plan::rowsPerStage(s, ring_.stageBytes);
+#pragma unroll 1
+    for (uint32_t first = 0; first < s.rows; first += per) {
+      ring_.full[at_.stage].wait(at_.parity);
+      body(first, min(per, s.rows - first), ring_.stages + at_.stage * ring_.stageBytes);
+      // Every consumer thread releases its own reads of the stage (an
+      // arrive releases only the arriving thread's accesses).
+      ring_.empty[at_.stage].arrive();
+      at_.advance(ring_.count);
+    }
+  }
+#endif
 
   /// A cursor at byte `offset` of the weights data (a multiple of 16).
   __device__ __forceinline__ WeightCursor at(uint64_t offset) const {
@@ -78,8 +149,86 @@ public:
 
 private:
   const uint8_t *base_;
+#if TI_WORKER_STREAM
+  Ring ring_;
+  RingPosition at_; // The next stage this thread consumes.
+#endif
 };
 
-} // namespace ti::cuda
+#if TI_WORKER_STREAM
+/// The producer: one thread of the producer warp. It fills the ring with the
+/// streamed segments of tasks [first, last) of the worker, for every step of
+/// the launch, never waiting for anything but a free stage and the cap on
+/// copies in flight; it stops early when the consumers raise `stop`. Before
+/// it returns, every copy it issued has landed (the block's shared memory must
+/// outlive them).
+class WeightProducer {
+public:
+  __device__ WeightProducer(const uint8_t *weights, const Ring &ring, uint32_t inFlight,
+                            const StopSignal &stop)
+      : base_(weights), ring_(ring), inFlight_(inFlight), stop_(stop) {}
+
+  __device__ void run(const plan::TaskRecord *tasks, uint32_t first, uint32_t last,
+                      int32_t steps) {
+    for (int32_t step = 0; step < steps; ++step)
+      for (uint32_t i = first; i < last; ++i) {
+        const plan::StreamSegments segments = plan::streamSegments(tasks[i]);
+        for (uint32_t k = 0; k < segments.count; ++k)
+          if (!fill(segments.segment[k]))
+            return drain();
+      }
+    drain();
+  }
+
+private:
+  /// Waits for phase `parity` of `barrier`, or returns false once stopped.
+  __device__ bool waitUnlessStopped(StageBarrier &barrier, uint32_t parity) {
+    while (!barrier.tryWait(parity))
+      if (stop_.raised())
+        return false;
+    return true;
+  }
+
+  /// Copies segment `s` into the next stages.
+  __device__ bool fill(const plan::StreamSegment &s) {
+    const uint32_t per = plan::rowsPerStage(s, ring_.stageBytes);
+    for (uint32_t first = 0; first < s.rows; first += per) {
+      // The stage is free once every consumer thread released its previous fill
+      // (a fresh barrier's phase of the other parity counts as complete).
+      if (!waitUnlessStopped(ring_.empty[at_.stage], at_.parity ^ 1))
+        return false;
+      // At most inFlight_ copies issued and not landed.
+      if (issued_ >= inFlight_) {
+        const uint64_t j = issued_ - inFlight_;
+        if (!waitUnlessStopped(ring_.full[j % ring_.count], uint32_t(j / ring_.count) & 1))
+          return false;
+      }
+      const uint32_t bytes = min(per, s.rows - first) * s.rowBytes;
+      StageBarrier &full = ring_.full[at_.stage];
+      full.arriveExpectingBytes(bytes);
+      full.bulkCopy(ring_.stages + at_.stage * ring_.stageBytes,
+                    base_ + s.offset + uint64_t(first) * s.rowBytes, bytes);
+      ++issued_;
+      at_.advance(ring_.count);
+    }
+    return true;
+  }
+
+  /// Waits for the copies still in flight (the last `count` at most).
+  __device__ void drain() {
+    for (uint64_t j = issued_ > ring_.count ? issued_ - ring_.count : 0; j < issued_; ++j)
+      ring_.full[j % ring_.count].wait(uint32_t(j / ring_.count) & 1);
+  }
+
+  const uint8_t *base_;
+  Ring ring_;
+  uint32_t inFlight_;
+  const StopSignal &stop_;
+  RingPosition at_;
+  uint64_t issued_ = 0;
+};
+#endif
+
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_WEIGHTSTREAM_CUH

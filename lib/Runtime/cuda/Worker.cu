@@ -16,6 +16,13 @@
 // 3. A step ends with a grid barrier (the plan's last wave has one; if it did
 //    not, the loop adds it), so the next selection sees every candidate.
 //
+// The Stream worker (StreamWorker.cu compiles this file with TI_WORKER_STREAM
+// = 1) adds a producer warp: at entry, after thread 0 has initialised the
+// ring's barriers, the warp past the consumers branches off into
+// WeightProducer::run (one lane) and never joins the consumers' barriers; the
+// consumers run the loop above, taking the weight rows from the ring
+// (WeightStream.cuh), and raise the stop signal when the loop ends.
+//
 // Dispatch is a switch on the opcode generated from Opcodes.def.
 // Each op family's arithmetic is in ops/<Op>.cuh; Sync.cuh owns all memory
 // ordering; WeightStream.cuh all weight loads.
@@ -37,6 +44,7 @@
 #include "ti/Runtime/Select.h"
 
 namespace ti::cuda {
+inline namespace TI_WORKER_MODEL_NAMESPACE {
 namespace {
 
 __device__ void runNop(const KernelArgs &, const plan::TaskRecord &, const Step &, WeightStream &,
@@ -101,6 +109,10 @@ __device__ int32_t selectStep(const KernelArgs &a, int32_t s, int32_t *broadcast
 
 /// The worker's static shared memory.
 struct StaticShared {
+#if TI_WORKER_STREAM
+  StageBarrier full[kMaxStreamStages], empty[kMaxStreamStages];
+  StopSignal stop;
+#endif
   float warpSum[kWarps]; // Block reductions.
   int32_t token;         // The step's token, from thread 0.
   uint32_t arrivals;     // The grid barrier's (thread 0 only).
@@ -152,13 +164,42 @@ template <bool kEnabled> struct Tracer {
 } // namespace
 
 template <bool kTraced>
-__global__ void __launch_bounds__(kThreads, 1) workerKernel(const __grid_constant__ KernelArgs a) {
+__global__ void __launch_bounds__(kBlockThreads, 1)
+    workerKernel(const __grid_constant__ KernelArgs a) {
   extern __shared__ float4 dynamicShared[];
   __shared__ StaticShared shared;
+  const uint32_t first = a.workerBegin[blockIdx.x], last = a.workerBegin[blockIdx.x + 1];
+#if TI_WORKER_STREAM
+  // The ring at the first kStreamRingAlignment boundary of the dynamic
+  // shared memory (the executor allocates the slack: ringFootprint()).
+  const uint32_t base = sharedAddress(dynamicShared);
+  uint8_t *ringBytes = reinterpret_cast<uint8_t *>(dynamicShared) +
+                       ((plan::kStreamRingAlignment - base % plan::kStreamRingAlignment) %
+                        plan::kStreamRingAlignment);
+  const Ring ring{ringBytes, shared.full, shared.empty, a.stageBytes, a.stages};
+  if (threadIdx.x == 0) {
+    for (uint32_t i = 0; i < a.stages; ++i) {
+      shared.full[i].init(1);
+      shared.empty[i].init(kThreads);
+    }
+    shared.stop.clear();
+    StageBarrier::initFence();
+  }
+  __syncthreads(); // The whole block, the only time: the barriers are ready.
+  if (threadIdx.x >= kThreads) {
+    if (threadIdx.x == kThreads)
+      WeightProducer(a.weights, ring, a.inFlightStages, shared.stop)
+          .run(a.tasks, first, last, a.launch.maxSteps);
+    return;
+  }
+  const Scratch scratch{reinterpret_cast<float *>(ringBytes + uint64_t(a.stageBytes) * a.stages),
+                        shared.warpSum};
+  WeightStream ws(a.weights, ring);
+#else
   const Scratch scratch{reinterpret_cast<float *>(dynamicShared), shared.warpSum};
   WeightStream ws(a.weights);
+#endif
   GridBarrier grid(a.barrierCounter, &shared.arrivals);
-  const uint32_t first = a.workerBegin[blockIdx.x], last = a.workerBegin[blockIdx.x + 1];
 
   for (int32_t s = 0;; ++s) {
     Tracer<kTraced> trace(a, s, shared.traceBegan, shared.traceCount);
@@ -193,9 +234,20 @@ __global__ void __launch_bounds__(kThreads, 1) workerKernel(const __grid_constan
     }
     trace.finish();
   }
+#if TI_WORKER_STREAM
+  if (threadIdx.x == 0)
+    shared.stop.raise();
+#endif
 }
 
-const void *workerEntry(bool traced) {
+} // namespace TI_WORKER_MODEL_NAMESPACE
+
+#if TI_WORKER_STREAM
+const void *streamWorkerEntry(bool traced)
+#else
+const void *workerEntry(bool traced)
+#endif
+{
 #if TI_WORKER_TRACE
   if (traced)
     return reinterpret_cast<const void *>(&workerKernel<true>);

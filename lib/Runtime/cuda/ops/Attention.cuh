@@ -32,7 +32,7 @@
 
 #include "ti/Plan/AttentionLayout.h"
 
-namespace ti::cuda {
+TI_WORKER_NAMESPACE_BEGIN
 
 /// One attention task: its layer's geometry (the task's own), which kv head
 /// and chunk, its positions, its workspace (AttentionLayout.h) and every other
@@ -330,6 +330,6 @@ __device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &
                  warpPartials);
 }
 
-} // namespace ti::cuda
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_OPS_ATTENTION_CUH

@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-namespace ti::cuda {
+TI_WORKER_NAMESPACE_BEGIN
 
 /// The step a task runs in.
 struct Step {
@@ -250,6 +250,40 @@ __device__ __forceinline__ void forEachRowDot(const WeightStream &ws, uint64_t w
   }
 }
 
-} // namespace ti::cuda
+#if TI_WORKER_STREAM
+/// dot(row, x') for one row of `vectors` 16-byte vectors in shared memory, by
+/// one warp: lane l adds vectors l, l + 32, ... in order, then the lanes are
+/// added by the butterfly: the arithmetic of warpDotRows, so a row's result
+/// is the Plain worker's bit for bit. Every lane gets it.
+__device__ __forceinline__ float warpDotShared(const uint8_t *row, const float *xs,
+                                               uint32_t vectors) {
+  float acc = 0;
+  const SharedCursor w(row);
+#pragma unroll 4
+  for (uint32_t v = laneId(); v < vectors; v += kWarpSize) {
+    const float4 lo = *reinterpret_cast<const float4 *>(xs + v * kVector);
+    const float4 hi = *reinterpret_cast<const float4 *>(xs + v * kVector + 4);
+    acc = dot8(w.load(v * kVectorBytes), lo, hi, acc);
+  }
+  return warpReduce(acc, SumOp{});
+}
+
+/// The rows of a streamed segment, through the ring: row i of the segment is
+/// warp i mod kWarps's, so consecutive stages keep different warps busy;
+/// emit(i, value) on every lane of that warp.
+template <typename Emit>
+__device__ __forceinline__ void forEachStreamedRowDot(WeightStream &ws,
+                                                      const plan::StreamSegment &seg,
+                                                      const float *xs, Emit emit) {
+  const uint32_t vectors = seg.rowBytes / kVectorBytes;
+  ws.consume(seg, [&](uint32_t first, uint32_t rows, const uint8_t *data) {
+#pragma unroll 1
+    for (uint32_t j = (warpId() + kWarps - first % kWarps) % kWarps; j < rows; j += kWarps)
+      emit(first + j, warpDotShared(data + j * seg.rowBytes, xs, vectors));
+  });
+}
+#endif
+
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_OPS_COMMON_CUH

@@ -11,7 +11,7 @@
 
 #include "Common.cuh"
 
-namespace ti::cuda {
+TI_WORKER_NAMESPACE_BEGIN
 
 __device__ void runEmbed(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
                          WeightStream &ws, const Scratch &) {
@@ -30,6 +30,6 @@ __device__ void runEmbed(const KernelArgs &a, const plan::TaskRecord &t, const S
   }
 }
 
-} // namespace ti::cuda
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_OPS_EMBED_CUH

@@ -5,6 +5,7 @@
 // 1. x' (RMS-normalised input) into shared memory.
 // 2. act[u] = silu(gate[u].x') * (up[u].x'): warp w takes units w, w + 32, ...
 //    (warpDotRows<2> over its gate and up rows), act[] in shared memory.
+// (The Stream worker takes steps 2 and 3 from the ring: streamedFfn.)
 // 3. out[j] = sum_u act[u] * down[u][j] for every j < H: thread (group q,
 //    vector v) adds units q, q + G, ... into the 8 columns of vector v, reading
 //    each down row as consecutive 16-byte vectors across the warp. With fewer
@@ -18,7 +19,64 @@
 
 #include "Common.cuh"
 
-namespace ti::cuda {
+TI_WORKER_NAMESPACE_BEGIN
+
+#if TI_WORKER_STREAM
+/// Steps 2 and 3 from the ring: the gate, up and down segments in turn. Gate
+/// row u and up row u go to the same warp (u mod kWarps), so its lane 0 forms
+/// act[u] without waiting for another warp; the down rows need every act[]
+/// (a block barrier). Thread (group q, vector v) adds the units u = q mod G of
+/// each stage into its 8 columns, in unit order, across the stages.
+__device__ void streamedFfn(const KernelArgs &a, const plan::TaskRecord &t, WeightStream &ws,
+                            const FfnLayout &layout, float *xs, float *act, float *partials) {
+  const plan::StreamSegments segments = plan::streamSegments(t);
+  forEachStreamedRowDot(ws, segments.segment[0], xs, [&](uint32_t u, float g) {
+    if (laneId() == 0)
+      act[u] = g;
+  });
+  forEachStreamedRowDot(ws, segments.segment[1], xs, [&](uint32_t u, float up) {
+    if (laneId() == 0) {
+      const float g = act[u];
+      act[u] = g / (1.0f + expf(-g)) * up;
+    }
+  });
+  blockBarrier();
+
+  const uint32_t h = layout.hidden, vectors = layout.vectors, groups = layout.groups;
+  const uint32_t grp = threadIdx.x / vectors, v = threadIdx.x % vectors;
+  const plan::StreamSegment &down = segments.segment[2];
+  float acc[kVector] = {};
+  ws.consume(down, [&](uint32_t first, uint32_t rows, const uint8_t *data) {
+    if (grp >= groups)
+      return;
+    const SharedCursor w(data + v * kVectorBytes);
+#pragma unroll 2
+    for (uint32_t j = (grp + groups - first % groups) % groups; j < rows; j += groups) {
+      const Bf16x8 d = w.load(j * down.rowBytes);
+      const float x = act[first + j];
+#pragma unroll
+      for (uint32_t e = 0; e < kVector; ++e)
+        acc[e] = fmaf(x, d.at(e), acc[e]);
+    }
+  });
+  float *out = arenaF32(a, t.out[0]) + uint64_t(t.aux[1]) * h;
+  if (grp < groups) {
+    float *dst = groups > 1 ? partials + grp * h : out;
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e)
+      dst[v * kVector + e] = acc[e];
+  }
+  if (groups > 1) {
+    blockBarrier();
+    for (uint32_t j = threadIdx.x; j < h; j += kThreads) {
+      float sum = partials[j];
+      for (uint32_t q = 1; q < groups; ++q)
+        sum += partials[q * h + j];
+      out[j] = sum;
+    }
+  }
+}
+#endif
 
 __device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
                               WeightStream &ws, const Scratch &s) {
@@ -29,6 +87,9 @@ __device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, co
   float *partials = s.floats + layout.partialsAt;
   loadNormalizedInput(a, t, ws, h, 1, xs, s);
 
+#if TI_WORKER_STREAM
+  streamedFfn(a, t, ws, layout, xs, act, partials);
+#else
   // 2. The activations.
   const uint64_t rowBytes = uint64_t(h) * kWeightBytes;
   const uint64_t gate = t.weight, up = gate + n * rowBytes, down = up + n * rowBytes;
@@ -74,8 +135,9 @@ __device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, co
       out[j] = sum;
     }
   }
+#endif
 }
 
-} // namespace ti::cuda
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_OPS_FFN_CUH

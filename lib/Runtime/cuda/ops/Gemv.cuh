@@ -3,8 +3,10 @@
 // 1. The block builds x' in shared memory: the input (or the sum of the
 //    attention chunks' partials, kFlagMergeChunks), RMS-normalised when the
 //    task has a norm (Common.cuh: loadNormalizedInput).
-// 2. Warp w computes rows rowBegin + w, + 32, ..., two rows at a time, its
-//    lanes streaming 16-byte vectors of both (forEachRowDot, Common.cuh).
+// 2. Plain: warp w computes rows rowBegin + w, + 32, ..., two rows at a time,
+//    its lanes streaming 16-byte vectors of both (forEachRowDot, Common.cuh).
+//    Stream: the rows arrive through the ring, row i for warp i mod kWarps
+//    (forEachStreamedRowDot).
 // 3. Lane 0 writes y[i] (+ residual[i], kFlagResidual) and, for rows >= aux[1]
 //    with kFlagVCache, bf16(y[i]) to row pos of the V cache.
 //
@@ -14,7 +16,7 @@
 
 #include "Common.cuh"
 
-namespace ti::cuda {
+TI_WORKER_NAMESPACE_BEGIN
 
 __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
                         WeightStream &ws, const Scratch &s) {
@@ -32,7 +34,7 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
   uint16_t *vRow = (flags & plan::kFlagVCache)
                        ? arenaBf16(a, t.out[1]) + uint64_t(step.pos) * t.geometry.kvRows()
                        : nullptr;
-  forEachRowDot(ws, weight, begin, end, vectors, xs, [&](uint32_t i, float v) {
+  auto emit = [&](uint32_t i, float v) {
     if (laneId() == 0) {
       if (residual)
         v = residual[i] + v;
@@ -40,9 +42,18 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
       if (i >= vFirst)
         vRow[i - vFirst] = floatToBf16(v);
     }
-  });
+  };
+#if TI_WORKER_STREAM
+  (void)weight;
+  (void)end;
+  (void)vectors;
+  forEachStreamedRowDot(ws, plan::streamSegments(t).segment[0], xs,
+                        [&](uint32_t row, float v) { emit(begin + row, v); });
+#else
+  forEachRowDot(ws, weight, begin, end, vectors, xs, emit);
+#endif
 }
 
-} // namespace ti::cuda
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_OPS_GEMV_CUH

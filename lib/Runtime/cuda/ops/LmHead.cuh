@@ -12,7 +12,7 @@
 
 #include "Common.cuh"
 
-namespace ti::cuda {
+TI_WORKER_NAMESPACE_BEGIN
 
 /// The best of a set of rows, in any order of arrival.
 struct BestRow {
@@ -47,11 +47,20 @@ __device__ void runLmHead(const KernelArgs &a, const plan::TaskRecord &t, const 
   const uint64_t weight = t.weight;
   float *logits = arenaF32(a, t.out[0]);
   BestRow best;
-  forEachRowDot(ws, weight, begin, end, vectors, xs, [&](uint32_t i, float v) {
+  auto emit = [&](uint32_t i, float v) {
     if (laneId() == 0)
       logits[i] = v;
     best.add(v, i);
-  });
+  };
+#if TI_WORKER_STREAM
+  (void)weight;
+  (void)end;
+  (void)vectors;
+  forEachStreamedRowDot(ws, plan::streamSegments(t).segment[0], xs,
+                        [&](uint32_t row, float v) { emit(begin + row, v); });
+#else
+  forEachRowDot(ws, weight, begin, end, vectors, xs, emit);
+#endif
 
   // Lane 0 of each warp leaves its result in the scratch (x' is no longer read
   // once every warp is past its rows).
@@ -81,6 +90,6 @@ __device__ void runLmHead(const KernelArgs &a, const plan::TaskRecord &t, const 
   }
 }
 
-} // namespace ti::cuda
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_OPS_LMHEAD_CUH

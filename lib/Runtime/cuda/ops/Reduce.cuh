@@ -13,7 +13,7 @@
 
 #include "Common.cuh"
 
-namespace ti::cuda {
+TI_WORKER_NAMESPACE_BEGIN
 
 __device__ void runReduceResidual(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
                                   WeightStream &, const Scratch &s) {
@@ -45,6 +45,6 @@ __device__ void runReduceResidual(const KernelArgs &a, const plan::TaskRecord &t
   }
 }
 
-} // namespace ti::cuda
+TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_OPS_REDUCE_CUH
