@@ -3,7 +3,7 @@
 //   tirun bench plan.fb weights.bin [--contexts 1,128,512,1024,2048,4096]
 //               [--sessions K] [--reps N] [--warmup N] [--generate 64] [--generate-reps N]
 //               [--json FILE] [--backend auto|cuda|cpu] [--threads N]
-//               [--bandwidth-bytes B] [--trace-dir DIR] [--serve]
+//               [--bandwidth-bytes B] [--trace-dir DIR] [--worker-mode MODE] [--serve]
 //
 // The cache is filled once, to the largest context (a step at position N
 // attends to positions 0..N only, so it serves every smaller context too).
@@ -19,6 +19,10 @@
 // the timed ones so that tracing never touches a timed step. Then greedy generation
 // from a short prompt in tokens per second. A table on standard output, the
 // same as JSON with --json (docs/benchmarking.md), progress on standard error.
+//
+// --worker-mode no-dependencies|stream-only runs a diagnostic worker that
+// exposes the mechanism (Executor.h: no grid barriers; the weight stream
+// alone): its times are not the model's, and the header says so.
 //
 // --serve answers the worker protocol of docs/benchmarking.md on standard
 // input and output instead, so that bench/run_bench.py can interleave our
@@ -178,6 +182,12 @@ int runBench(int argc, char **argv) {
   app.add_option("--trace-dir", traceDir,
                  "CUDA backend: after each context's timed steps, trace one more and write it "
                  "to DIR/trace-<context>.json (Chrome/Perfetto JSON)");
+  std::string modeText = "full";
+  app.add_option("--worker-mode", modeText,
+                 "full (default), or a diagnostic whose results are not the model's: "
+                 "no-dependencies (no grid barriers), stream-only (stream plans: the "
+                 "weight stream alone)")
+      ->check(CLI::IsMember({"full", "no-dependencies", "stream-only"}));
   app.add_flag("--serve", serveMode,
                "answer the worker protocol on standard input/output (bench/run_bench.py)");
   if (auto exit = parseCommandLine(app, argc, argv))
@@ -212,6 +222,11 @@ int runBench(int argc, char **argv) {
   if (!opened)
     return fail(opened.status().message());
   b.executor = std::move(*opened);
+  b.mode = modeText == "stream-only"       ? WorkerMode::StreamOnly
+           : modeText == "no-dependencies" ? WorkerMode::NoDependencies
+                                           : WorkerMode::Full;
+  if (Status s = b.executor->setWorkerMode(b.mode); !s.ok())
+    return fail("--worker-mode: " + s.message());
   if (serveMode)
     return serve(b);
   if (!traceDir.empty()) {
@@ -323,10 +338,15 @@ int runBench(int argc, char **argv) {
   runtime["backend"] = kind;
   runtime["error"] = nullptr;
   runtime["contexts"] = Json::array();
+  runtime["worker_mode"] = workerModeName(b.mode);
+  runtime["execution"] = plan::executionModelName(plan.stream.model);
   std::printf("%s on %s: %s backend; floor = bytes / %.1f GB/s (median of %zu reads of %.2f GB, "
               "measured in this process)\n",
               plan.model.name.c_str(), device.c_str(), kind.c_str(), bandwidth, gbs.size(),
               before->bytes / 1e9);
+  std::printf("execution: %s worker, mode %s%s\n", plan::executionModelName(plan.stream.model),
+              workerModeName(b.mode),
+              b.mode == WorkerMode::Full ? "" : " (a diagnostic: not the model's results)");
   if (sessions >= int(kMinSessionsForInterval))
     std::printf("median and 95%% interval over %d sessions (fresh loads of the plan), %d "
                 "timed steps each\n", sessions, reps);

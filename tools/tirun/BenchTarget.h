@@ -24,9 +24,14 @@ struct BenchTarget {
   uint64_t bandwidthBytes = 0; // 0: the backend's default buffer.
   int bandwidthReps = 20;
   std::unique_ptr<Executor> executor;
+  WorkerMode mode = WorkerMode::Full; // Applied to every load.
 
   /// A fresh load of the plan on the same backend; the cache is copied over.
-  Status reopen() { return reopenExecutor(executor, plan, options); }
+  Status reopen() {
+    if (Status s = reopenExecutor(executor, plan, options); !s.ok())
+      return s;
+    return executor->setWorkerMode(mode);
+  }
   /// The streaming-read bandwidth of the executor's memory, measured now.
   StatusOr<BandwidthRun> bandwidth() const {
     return measureBandwidth(executor->backend(), options, bandwidthBytes, bandwidthReps);

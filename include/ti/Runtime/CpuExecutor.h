@@ -49,6 +49,8 @@ public:
 
   /// The CPU records no traces: both say so.
   Status setTrace(bool on) override;
+  /// Only Full: the CPU executor has no worker to take apart.
+  Status setWorkerMode(WorkerMode mode) override;
   StatusOr<std::vector<std::vector<TraceEvent>>> trace() const override;
 
 private:

@@ -25,6 +25,19 @@
 
 namespace ti {
 
+/// What the worker does of each step: everything (Full), or a diagnostic
+/// that exposes the mechanism (bench only; the results are not the model's):
+/// NoDependencies runs every task but no grid barrier; StreamOnly (Stream
+/// plans) runs no task at all, the consumers releasing the weight stream's
+/// stages unread, with no grid barrier either.
+enum class WorkerMode : uint32_t {
+  Full = 0,
+  NoDependencies = 1,
+  StreamOnly = 2,
+};
+/// "full", "no-dependencies", "stream-only".
+const char *workerModeName(WorkerMode mode);
+
 class Executor {
 public:
   virtual ~Executor() = default;
@@ -58,6 +71,10 @@ public:
   /// cannot trace says so in one line.
   virtual Status setTrace(bool on) = 0;
   virtual StatusOr<std::vector<std::vector<TraceEvent>>> trace() const = 0;
+
+  /// The worker mode of later launches; a backend or plan that has no such
+  /// mode says so in one line. Full by default.
+  virtual Status setWorkerMode(WorkerMode mode) = 0;
 };
 
 } // namespace ti

@@ -509,6 +509,14 @@ const WorkerAttributes &CudaExecutor::workerAttributes() const { return impl->at
 
 size_t CudaExecutor::dynamicSharedBytes() const { return impl->sharedBytes; }
 
+Status CudaExecutor::setWorkerMode(WorkerMode mode) {
+  if (mode == WorkerMode::StreamOnly && impl->lp->plan.stream.model != plan::ExecutionModel::Stream)
+    return Status::error("worker mode stream-only needs a plan for the stream execution model "
+                         "(tic --execution stream)");
+  impl->args.mode = static_cast<uint32_t>(mode);
+  return Status();
+}
+
 Status CudaExecutor::setTrace(bool on) {
   Impl &m = *impl;
   TI_CUDA_CHECK(cudaSetDevice(m.device));

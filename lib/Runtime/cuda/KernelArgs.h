@@ -56,6 +56,7 @@ struct KernelArgs {
 
   LaunchArgs launch;
   SelectParams select;
+  uint32_t mode; // ti::WorkerMode (Executor.h): Full, or a diagnostic.
 
   // Tracing (TraceEvent.h); `trace` null: off. Thread 0 of worker w records
   // step `traceStep`'s events at trace[w * traceCapacity ...] and their count

@@ -138,6 +138,13 @@ public:
       at_.advance(ring_.count);
     }
   }
+
+  /// Releases task t's stages unread (WorkerMode::StreamOnly).
+  __device__ void skip(const plan::TaskRecord &t) {
+    const plan::StreamSegments segments = plan::streamSegments(t);
+    for (uint32_t k = 0; k < segments.count; ++k)
+      consume(segments.segment[k], [](uint32_t, uint32_t, const uint8_t *) {});
+  }
 #endif
 
   /// A cursor at byte `offset` of the weights data (a multiple of 16).

@@ -41,6 +41,7 @@
 #include "ops/Reduce.cuh"
 
 #include "ti/Plan/Plan.h"
+#include "ti/Runtime/Executor.h"
 #include "ti/Runtime/Select.h"
 
 namespace ti::cuda {
@@ -200,6 +201,11 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   WeightStream ws(a.weights);
 #endif
   GridBarrier grid(a.barrierCounter, &shared.arrivals);
+  // The diagnostic modes (Executor.h) drop the grid barriers; StreamOnly also
+  // the tasks, whose stages the consumers release unread.
+  const WorkerMode mode = static_cast<WorkerMode>(a.mode);
+  const bool barriers = mode == WorkerMode::Full;
+  const bool runTasks = !(kStreamed && mode == WorkerMode::StreamOnly);
 
   for (int32_t s = 0;; ++s) {
     Tracer<kTraced> trace(a, s, shared.traceBegan, shared.traceCount);
@@ -214,20 +220,25 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     for (uint32_t wave = 0; wave < a.waveCount; ++wave) {
       for (; next < last && a.tasks[next].wave == wave; ++next) {
         trace.begin();
-        runTask(a, a.tasks[next], step, ws, scratch);
+        if (runTasks)
+          runTask(a, a.tasks[next], step, ws, scratch);
+#if TI_WORKER_STREAM
+        else
+          ws.skip(a.tasks[next]);
+#endif
         blockBarrier(); // The next task reuses the shared memory.
         trace.end(TraceKind::Task, next);
       }
       const auto kind = static_cast<plan::BarrierKind>(a.waveBarriers[wave]);
-      closed = kind == plan::BarrierKind::Grid ||
-               (kind == plan::BarrierKind::GridIfLong && step.longMode);
+      closed = barriers && (kind == plan::BarrierKind::Grid ||
+                            (kind == plan::BarrierKind::GridIfLong && step.longMode));
       if (closed) {
         trace.begin();
         grid.sync();
         trace.end(TraceKind::GridBarrier, wave);
       }
     }
-    if (!closed) {
+    if (!closed && barriers) {
       trace.begin();
       grid.sync();
       trace.end(TraceKind::GridBarrier, a.waveCount);
