@@ -46,10 +46,11 @@ const char *executionModelName(ExecutionModel model);
 constexpr uint32_t kPlainWorkerThreads = 1024;
 constexpr uint32_t kStreamConsumerThreads = 512;
 constexpr uint32_t kStreamWorkerThreads = kStreamConsumerThreads + 32;
-/// Registers per thread that let one block of each model fill an SM's 64K
-/// (the allocation granularity rounds 65536 / 544 down to 120).
+/// Registers per thread each model's block may use: 65536 / 1024 for the
+/// Plain worker; for the 544-thread Stream worker, what ptxas allots under
+/// __launch_bounds__(544, 1) (nvcc 13, sm_90: 96, not 65536 / 544 = 120).
 constexpr uint32_t kPlainWorkerRegisters = 64;
-constexpr uint32_t kStreamWorkerRegisters = 120;
+constexpr uint32_t kStreamWorkerRegisters = 96;
 
 /// Ring stages a Stream plan may have (the worker keeps a barrier pair each).
 constexpr uint32_t kMaxStreamStages = 16;
