@@ -74,6 +74,9 @@ constexpr uint32_t kVector = plan::kWorkerVector;
 static_assert(kVector == 8, "the ops unpack a load as Bf16x8");
 /// Independent 16-byte loads a lane issues before using the first (GEMV rows).
 constexpr uint32_t kLoadsInFlight = 2;
+/// Chunks of the attention partials whose loads a thread issues together when
+/// it merges them (two 16-byte loads each): the register budget decides.
+constexpr uint32_t kMergeBatch = kStreamed ? 8 : 2;
 using plan::kReduceStagedFloats;
 /// Query heads per kv head (G) the attention ops handle: they keep two softmax
 /// statistics per head of the group in registers (Llama 3 has G = 3 or 4;

@@ -139,14 +139,34 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
   float squares = 0;
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
+    // Vector v of x: the first copy, plus the other chunks' copies in chunk
+    // order, their loads issued kMergeBatch chunks at a time (the adds of
+    // one chunk need not wait for the next chunk's loads to be issued).
+    const float *at = in + v * kVector;
+    float4 lo = *reinterpret_cast<const float4 *>(at);
+    float4 hi = *reinterpret_cast<const float4 *>(at + 4);
+#pragma unroll 1
+    for (uint32_t c = 1; c < chunks; c += kMergeBatch) {
+      // Past the last chunk a load repeats chunk c (read, never added).
+      float4 partLo[kMergeBatch], partHi[kMergeBatch];
+#pragma unroll
+      for (uint32_t j = 0; j < kMergeBatch; ++j) {
+        const float *part = at + uint64_t(c + j < chunks ? c + j : c) * k;
+        partLo[j] = *reinterpret_cast<const float4 *>(part);
+        partHi[j] = *reinterpret_cast<const float4 *>(part + 4);
+      }
+#pragma unroll
+      for (uint32_t j = 0; j < kMergeBatch; ++j)
+        if (c + j < chunks) {
+          lo.x += partLo[j].x, lo.y += partLo[j].y, lo.z += partLo[j].z, lo.w += partLo[j].w;
+          hi.x += partHi[j].x, hi.y += partHi[j].y, hi.z += partHi[j].z, hi.w += partHi[j].w;
+        }
+    }
+    const float x[kVector] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e) {
-      uint32_t i = v * kVector + e;
-      float x = in[i];
-      for (uint32_t c = 1; c < chunks; ++c)
-        x += in[uint64_t(c) * k + i];
-      xs[i] = x;
-      squares = fmaf(x, x, squares);
+      xs[v * kVector + e] = x[e];
+      squares = fmaf(x[e], x[e], squares);
     }
   }
   if (norm == plan::kNone) {
