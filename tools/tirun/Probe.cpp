@@ -82,8 +82,12 @@ int ti::tirun::runProbe(int argc, char **argv) {
   auto info = CudaExecutor::deviceInfo(device);
   if (!info)
     return fail("probe needs an NVIDIA GPU: " + info.status().message());
-  const uint32_t threads = CudaExecutor::workerThreads();
-  auto attributes = CudaExecutor::workerAttributes(device, 0);
+  // The worker's execution model for this GPU: the stream worker where the
+  // bulk-copy engine is (sm_90), the plain one elsewhere (ti/Plan/Execution.h).
+  const plan::ExecutionModel model =
+      info->arch == "sm_90" ? plan::ExecutionModel::Stream : plan::ExecutionModel::Plain;
+  const uint32_t threads = plan::blockThreads(model);
+  auto attributes = CudaExecutor::workerAttributes(device, 0, model);
   if (!attributes)
     return fail(attributes.status().message());
   auto image = CudaExecutor::workerImage(device);
@@ -107,7 +111,8 @@ int ti::tirun::runProbe(int argc, char **argv) {
   std::fprintf(out, "gpu %d         %s, %s, %d SMs, %.0f MiB L2, %.1f GiB\n", device,
                info->name.c_str(), info->arch.c_str(), info->smCount, info->l2Bytes / MiB,
                info->memoryBytes / MiB / 1024.0);
-  std::fprintf(out, "worker        %s, %u threads per block\n", image->describe().c_str(), threads);
+  std::fprintf(out, "worker        %s %s, %u threads per block\n",
+               plan::executionModelName(model), image->describe().c_str(), threads);
   std::fprintf(out, "  registers   %d per thread (at most %d for %u threads on an SM)\n",
                attributes->registers, info->registersPerSm / int(threads), threads);
   std::fprintf(out, "  local       %zu bytes per thread (stack frame and spills)\n",
@@ -124,7 +129,7 @@ int ti::tirun::runProbe(int argc, char **argv) {
                bandwidth->medianGBs, bandwidth->minGBs, bandwidth->maxGBs, bandwidth->repetitions,
                bandwidth->bytes / 1e9,
                bandwidth->l2Bytes ? double(bandwidth->bytes) / double(bandwidth->l2Bytes) : 0.0);
-  const plan::WorkerLimits limits = CudaExecutor::workerLimits(info->sharedPerBlockOptin);
+  const plan::WorkerLimits limits = CudaExecutor::workerLimits(info->sharedPerBlockOptin, model);
   std::string dims;
   for (uint32_t d : limits.headDims)
     dims += (dims.empty() ? "" : ", ") + std::to_string(d);
@@ -146,8 +151,11 @@ int ti::tirun::runProbe(int argc, char **argv) {
   t.gpu = info->name;
   t.arch = info->arch;
   t.workers = static_cast<uint32_t>(info->smCount);
-  t.threadsPerWorker = threads;
-  t.maxRegisters = std::min<uint32_t>(uint32_t(info->registersPerSm) / threads, 255);
+  t.execution = model;
+  t.threadsPerWorker = plan::taskThreads(model);
+  t.maxRegisters = model == plan::ExecutionModel::Stream
+                       ? plan::kStreamWorkerRegisters
+                       : std::min<uint32_t>(uint32_t(info->registersPerSm) / threads, 255);
   t.bandwidthGBs = std::round(bandwidth->medianGBs * 10) / 10;
   t.workerFingerprint = fingerprint;
   t.maxQueryHeadsPerKvHead = limits.maxGroup;

@@ -36,7 +36,8 @@ TEST(BuiltinWorker, EachBuiltinTargetHasTheCompiledWorkersLimits) {
   for (auto [name, optIn] : gpus) {
     auto target = builtinTarget(name);
     ASSERT_TRUE(target.ok()) << name;
-    EXPECT_EQ(target->workerLimits(), CudaExecutor::workerLimits(optIn)) << name;
+    EXPECT_EQ(target->workerLimits(), CudaExecutor::workerLimits(optIn, target->execution))
+        << name;
   }
 }
 

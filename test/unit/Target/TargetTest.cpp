@@ -60,6 +60,7 @@ TEST(Target, TheProbesDefaultsAreTheBuiltinH200s) {
   defaults.maxRegisters = h200->maxRegisters;
   defaults.bandwidthGBs = h200->bandwidthGBs;
   defaults.sharedBytesPerWorker = h200->sharedBytesPerWorker; // The probe reads the GPU's.
+  defaults.execution = h200->execution; // The probe picks the stream worker on sm_90.
   EXPECT_EQ(targetToJson(defaults), targetToJson(*h200));
 }
 
