@@ -304,6 +304,23 @@ __device__ __forceinline__ void forEachStreamedRowDot(WeightStream &ws,
 }
 #endif
 
+/// Rows [rowBegin, rowEnd) of a Gemv's or LmHead's matrix (K = 8*vectors), dot
+/// x': emit(row, value) on every lane of the warp that computed it. The Plain
+/// worker loads them itself (forEachRowDot), the Stream worker takes them from
+/// the ring (forEachStreamedRowDot).
+template <typename Emit>
+__device__ __forceinline__ void forEachTaskRowDot(WeightStream &ws, const plan::TaskRecord &t,
+                                                  uint32_t vectors, const float *xs, Emit emit) {
+#if TI_WORKER_STREAM
+  (void)vectors;
+  const uint32_t begin = t.rowBegin; // Read once: the ring's waits are memory clobbers.
+  forEachStreamedRowDot(ws, plan::streamSegments(t).segment[0], xs,
+                        [&](uint32_t row, float v) { emit(begin + row, v); });
+#else
+  forEachRowDot(ws, t.weight, t.rowBegin, t.rowEnd, vectors, xs, emit);
+#endif
+}
+
 TI_WORKER_NAMESPACE_END
 
 #endif // TI_LIB_RUNTIME_CUDA_OPS_COMMON_CUH

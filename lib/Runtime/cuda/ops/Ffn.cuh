@@ -21,6 +21,30 @@
 
 TI_WORKER_NAMESPACE_BEGIN
 
+/// Step 3's end: thread (group q, vector v) leaves its 8 column sums in
+/// out (one group) or in partials[q] (several); then the groups' sums are
+/// added in group order into out.
+__device__ __forceinline__ void storeDownColumns(const float (&acc)[kVector], uint32_t grp,
+                                                 uint32_t v, const FfnLayout &layout,
+                                                 float *partials, float *out) {
+  float *dst = layout.groups > 1 ? partials + grp * layout.hidden : out;
+#pragma unroll
+  for (uint32_t e = 0; e < kVector; ++e)
+    dst[v * kVector + e] = acc[e];
+}
+__device__ __forceinline__ void addDownGroups(const FfnLayout &layout, const float *partials,
+                                              float *out) {
+  if (layout.groups <= 1)
+    return;
+  blockBarrier();
+  for (uint32_t j = threadIdx.x; j < layout.hidden; j += kThreads) {
+    float sum = partials[j];
+    for (uint32_t q = 1; q < layout.groups; ++q)
+      sum += partials[q * layout.hidden + j];
+    out[j] = sum;
+  }
+}
+
 #if TI_WORKER_STREAM
 /// Steps 2 and 3 from the ring: the gate, up and down segments in turn. Gate
 /// row u and up row u go to the same warp (u mod kWarps), so its lane 0 forms
@@ -60,21 +84,9 @@ __device__ void streamedFfn(const KernelArgs &a, const plan::TaskRecord &t, Weig
     }
   });
   float *out = arenaF32(a, t.out[0]) + uint64_t(t.aux[1]) * h;
-  if (grp < groups) {
-    float *dst = groups > 1 ? partials + grp * h : out;
-#pragma unroll
-    for (uint32_t e = 0; e < kVector; ++e)
-      dst[v * kVector + e] = acc[e];
-  }
-  if (groups > 1) {
-    blockBarrier();
-    for (uint32_t j = threadIdx.x; j < h; j += kThreads) {
-      float sum = partials[j];
-      for (uint32_t q = 1; q < groups; ++q)
-        sum += partials[q * h + j];
-      out[j] = sum;
-    }
-  }
+  if (grp < groups)
+    storeDownColumns(acc, grp, v, layout, partials, out);
+  addDownGroups(layout, partials, out);
 }
 #endif
 
@@ -120,21 +132,10 @@ __device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, co
         for (uint32_t e = 0; e < kVector; ++e)
           acc[e] = fmaf(x, w.at(e), acc[e]);
       }
-      float *dst = groups > 1 ? partials + grp * h : out;
-#pragma unroll
-      for (uint32_t e = 0; e < kVector; ++e)
-        dst[v * kVector + e] = acc[e];
+      storeDownColumns(acc, grp, v, layout, partials, out);
     }
   }
-  if (groups > 1) {
-    blockBarrier();
-    for (uint32_t j = threadIdx.x; j < h; j += kThreads) {
-      float sum = partials[j];
-      for (uint32_t q = 1; q < groups; ++q)
-        sum += partials[q * h + j];
-      out[j] = sum;
-    }
-  }
+  addDownGroups(layout, partials, out);
 #endif
 }
 

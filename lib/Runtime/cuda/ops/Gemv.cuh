@@ -26,8 +26,7 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
   float *xs = s.floats;
   loadNormalizedInput(a, t, ws, k, chunks, xs, s);
 
-  const uint32_t begin = t.rowBegin, end = t.rowEnd, vectors = k / kVector;
-  const uint64_t weight = t.weight;
+  const uint32_t vectors = k / kVector;
   float *y = arenaF32(a, t.out[0]);
   const float *residual = (flags & plan::kFlagResidual) ? arenaF32(a, t.in[1]) : nullptr;
   const uint32_t vFirst = (flags & plan::kFlagVCache) ? t.aux[1] : ~0u;
@@ -43,15 +42,7 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
         vRow[i - vFirst] = floatToBf16(v);
     }
   };
-#if TI_WORKER_STREAM
-  (void)weight;
-  (void)end;
-  (void)vectors;
-  forEachStreamedRowDot(ws, plan::streamSegments(t).segment[0], xs,
-                        [&](uint32_t row, float v) { emit(begin + row, v); });
-#else
-  forEachRowDot(ws, weight, begin, end, vectors, xs, emit);
-#endif
+  forEachTaskRowDot(ws, t, vectors, xs, emit);
 }
 
 TI_WORKER_NAMESPACE_END

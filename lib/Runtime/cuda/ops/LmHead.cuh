@@ -43,8 +43,7 @@ __device__ void runLmHead(const KernelArgs &a, const plan::TaskRecord &t, const 
   float *xs = s.floats;
   loadNormalizedInput(a, t, ws, k, 1, xs, s);
 
-  const uint32_t begin = t.rowBegin, end = t.rowEnd, vectors = k / kVector;
-  const uint64_t weight = t.weight;
+  const uint32_t vectors = k / kVector;
   float *logits = arenaF32(a, t.out[0]);
   BestRow best;
   auto emit = [&](uint32_t i, float v) {
@@ -52,15 +51,7 @@ __device__ void runLmHead(const KernelArgs &a, const plan::TaskRecord &t, const 
       logits[i] = v;
     best.add(v, i);
   };
-#if TI_WORKER_STREAM
-  (void)weight;
-  (void)end;
-  (void)vectors;
-  forEachStreamedRowDot(ws, plan::streamSegments(t).segment[0], xs,
-                        [&](uint32_t row, float v) { emit(begin + row, v); });
-#else
-  forEachRowDot(ws, weight, begin, end, vectors, xs, emit);
-#endif
+  forEachTaskRowDot(ws, t, vectors, xs, emit);
 
   // Lane 0 of each warp leaves its result in the scratch (x' is no longer read
   // once every warp is past its rows).
