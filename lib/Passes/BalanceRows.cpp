@@ -10,10 +10,12 @@
 //
 // 1. Per stage, pick the number of tasks n: the largest n <= workers whose
 //    imbalance is within the target's tolerance. With 3,072 QKV rows on 132
-//    SMs that is 128 tasks of 24 rows (132 tasks would mix 23 and 24 rows: 4%);
-//    the 4 idle workers cost nothing, since half the chip already saturates
-//    HBM (docs/PERFORMANCE.md, "What the H200's memory gives"). On the post's
-//    20 SMs it is 20 tasks of 153/154.
+//    SMs that is 128 tasks of 24 rows (132 tasks would mix 23 and 24 rows: 4%).
+//    Idle workers cost the plain worker nothing (half the chip saturates HBM:
+//    docs/PERFORMANCE.md, "What the H200's memory gives"); the stream worker's
+//    per-SM rate is capped by its copies in flight, and the 1B's FFN on 132
+//    workers (62-63 units, a 2% tolerance) measured 1.1% faster per token.
+//    On the post's 20 SMs it is 20 tasks of 153/154.
 // 2. Give task k the units [k*U/n, (k+1)*U/n) (rounded down), so the larger
 //    tasks are spread evenly.
 // 3. Stages whose tasks are not row ranges: Select (one task per worker) and
