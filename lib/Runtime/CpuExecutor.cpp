@@ -120,15 +120,6 @@ StatusOr<double> CpuExecutor::lastLaunchMilliseconds() const {
   return impl->lastLaunchMs;
 }
 
-const char *ti::workerModeName(WorkerMode mode) {
-  switch (mode) {
-  case WorkerMode::Full: return "full";
-  case WorkerMode::NoDependencies: return "no-dependencies";
-  case WorkerMode::StreamOnly: return "stream-only";
-  }
-  return "unknown";
-}
-
 Status CpuExecutor::setWorkerMode(WorkerMode mode) {
   if (mode == WorkerMode::Full)
     return Status();

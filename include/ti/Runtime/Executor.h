@@ -17,6 +17,7 @@
 #include "ti/Plan/TaskRecord.h"
 #include "ti/Runtime/Launch.h"
 #include "ti/Runtime/TraceEvent.h"
+#include "ti/Runtime/WorkerMode.h"
 #include "ti/Support/Status.h"
 
 #include <cstdint>
@@ -24,19 +25,6 @@
 #include <vector>
 
 namespace ti {
-
-/// What the worker does of each step: everything (Full), or a diagnostic
-/// that exposes the mechanism (bench only; the results are not the model's):
-/// NoDependencies runs every task but no grid barrier; StreamOnly (Stream
-/// plans) runs no task at all, the consumers releasing the weight stream's
-/// stages unread, with no grid barrier either.
-enum class WorkerMode : uint32_t {
-  Full = 0,
-  NoDependencies = 1,
-  StreamOnly = 2,
-};
-/// "full", "no-dependencies", "stream-only".
-const char *workerModeName(WorkerMode mode);
 
 class Executor {
 public:

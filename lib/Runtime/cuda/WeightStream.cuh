@@ -71,20 +71,18 @@ private:
   const uint8_t *at_ = nullptr;
 };
 
-/// A position in a stage of the ring, read like a WeightCursor (shared-memory
-/// loads at constant distances, then a step forward).
+/// A position in a stage of the ring: the 8 bf16 at constant distances past
+/// it (shared-memory loads, 16-byte aligned).
 class SharedCursor {
 public:
-  SharedCursor() = default;
   __device__ explicit SharedCursor(const uint8_t *at) : at_(at) {}
   __device__ __forceinline__ Bf16x8 load(uint32_t distance = 0) const {
     const uint4 v = *reinterpret_cast<const uint4 *>(at_ + distance);
     return Bf16x8{{v.x, v.y, v.z, v.w}};
   }
-  __device__ __forceinline__ void advance(uint64_t bytes) { at_ += bytes; }
 
 private:
-  const uint8_t *at_ = nullptr;
+  const uint8_t *at_;
 };
 
 #if TI_WORKER_STREAM
@@ -94,6 +92,10 @@ struct Ring {
   StageBarrier *full;  // [stages]
   StageBarrier *empty; // [stages]
   uint32_t stageBytes, count;
+
+  __device__ uint8_t *stage(uint32_t i) const { return stages + i * stageBytes; }
+  /// The first byte past the ring (the tasks' scratch starts there).
+  __device__ uint8_t *end() const { return stages + uint64_t(stageBytes) * count; }
 };
 
 /// A walk over the ring's stages in fill order: the stage, and the parity of
@@ -131,7 +133,7 @@ public:
 #pragma unroll 1
     for (uint32_t first = 0; first < s.rows; first += per) {
       ring_.full[at_.stage].wait(at_.parity);
-      body(first, min(per, s.rows - first), ring_.stages + at_.stage * ring_.stageBytes);
+      body(first, min(per, s.rows - first), ring_.stage(at_.stage));
       // Every consumer thread releases its own reads of the stage (an
       // arrive releases only the arriving thread's accesses).
       ring_.empty[at_.stage].arrive();
@@ -213,7 +215,7 @@ private:
       const uint32_t bytes = min(per, s.rows - first) * s.rowBytes;
       StageBarrier &full = ring_.full[at_.stage];
       full.arriveExpectingBytes(bytes);
-      full.bulkCopy(ring_.stages + at_.stage * ring_.stageBytes,
+      full.bulkCopy(ring_.stage(at_.stage),
                     base_ + s.offset + uint64_t(first) * s.rowBytes, bytes);
       ++issued_;
       at_.advance(ring_.count);

@@ -41,7 +41,7 @@
 #include "ops/Reduce.cuh"
 
 #include "ti/Plan/Plan.h"
-#include "ti/Runtime/Executor.h"
+#include "ti/Runtime/WorkerMode.h"
 #include "ti/Runtime/Select.h"
 
 namespace ti::cuda {
@@ -193,15 +193,14 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
           .run(a.tasks, first, last, a.launch.maxSteps);
     return;
   }
-  const Scratch scratch{reinterpret_cast<float *>(ringBytes + uint64_t(a.stageBytes) * a.stages),
-                        shared.warpSum};
+  const Scratch scratch{reinterpret_cast<float *>(ring.end()), shared.warpSum};
   WeightStream ws(a.weights, ring);
 #else
   const Scratch scratch{reinterpret_cast<float *>(dynamicShared), shared.warpSum};
   WeightStream ws(a.weights);
 #endif
   GridBarrier grid(a.barrierCounter, &shared.arrivals);
-  // The diagnostic modes (Executor.h) drop the grid barriers; StreamOnly also
+  // The diagnostic modes (WorkerMode.h) drop the grid barriers; StreamOnly also
   // the tasks, whose stages the consumers release unread.
   const WorkerMode mode = static_cast<WorkerMode>(a.mode);
   const bool barriers = mode == WorkerMode::Full;
