@@ -65,10 +65,13 @@ public:
                                std::to_string(st.stageBytes));
         continue;
       }
-      const uint64_t perStage = st.stageBytes / rowBytes;
+      // An FFN task streams its gate, up and down rows as three segments of its
+      // rows each (Execution.h: streamSegments); the others one.
       const uint64_t segments = s.kind == StageKind::FfnPartial ? 3 : 1;
       for (const Task &task : s.tasks)
-        filled += segments * ((task.rows() + perStage - 1) / perStage);
+        filled += segments * plan::stagesOf(plan::StreamSegment{0, uint32_t(task.rows()),
+                                                                uint32_t(rowBytes)},
+                                            st.stageBytes);
     }
     count("streamed-stages", filled);
     if (ok)

@@ -79,7 +79,6 @@ struct StreamConfig {
   TI_HOST_DEVICE constexpr uint64_t ringFootprint() const {
     return model == ExecutionModel::Plain ? 0 : ringBytes() + kStreamRingAlignment;
   }
-  bool operator==(const StreamConfig &) const = default;
 };
 
 /// Rows of equal length, back to back from `offset` of the weights data.
