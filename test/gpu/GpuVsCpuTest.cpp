@@ -250,13 +250,12 @@ INSTANTIATE_TEST_SUITE_P(Llama, StreamGpuVsCpuModelTest,
                                            ModelCase{"llama32-3b", 5e-3}),
                          modelCaseName);
 
-TEST_F(GpuVsCpuTest, TwoRunsAreBitIdentical) {
-  auto lp = devicePlan();
-  ASSERT_TRUE(lp);
+/// kSteps steps of `lp` three times: on one executor, on it again after
+/// reset(), and on a second executor; the logits and tokens bit for bit.
+void expectRerunsBitIdentical(const std::shared_ptr<const LoadedPlan> &lp) {
   auto first = CudaExecutor::create(lp);
   ASSERT_TRUE(first.ok()) << first.status().message();
   GpuRun a = runGpu(**first, *lp);
-  // The same executor after reset(), then a second executor.
   ASSERT_TRUE((*first)->reset().ok());
   GpuRun b = runGpu(**first, *lp);
   auto second = CudaExecutor::create(lp);
@@ -272,6 +271,12 @@ TEST_F(GpuVsCpuTest, TwoRunsAreBitIdentical) {
                 0)
           << "logits of step " << s << " differ between runs";
   }
+}
+
+TEST_F(GpuVsCpuTest, TwoRunsAreBitIdentical) {
+  auto lp = devicePlan();
+  ASSERT_TRUE(lp);
+  expectRerunsBitIdentical(lp);
 }
 
 TEST_F(GpuVsCpuTest, OneLaunchOfManyStepsMatchesTheCpuAndItself) {
@@ -349,16 +354,7 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {
 TEST_F(StreamGpuVsCpuTest, TwoRunsAreBitIdentical) {
   auto lp = streamPlan();
   ASSERT_TRUE(lp);
-  auto first = CudaExecutor::create(lp);
-  ASSERT_TRUE(first.ok()) << first.status().message();
-  GpuRun a = runGpu(**first, *lp);
-  ASSERT_TRUE((*first)->reset().ok());
-  GpuRun b = runGpu(**first, *lp);
-  ASSERT_EQ(a.logits.size(), size_t(kSteps));
-  ASSERT_EQ(b.logits.size(), a.logits.size());
-  EXPECT_EQ(b.tokens, a.tokens);
-  for (size_t s = 0; s < a.logits.size(); ++s)
-    EXPECT_EQ(a.logits[s], b.logits[s]) << "logits of step " << s << " differ between runs";
+  expectRerunsBitIdentical(lp);
 }
 
 TEST_F(StreamGpuVsCpuTest, LaunchesThatStopEarlyOrRunLongMatchTheCpu) {
