@@ -126,8 +126,9 @@ public:
   static StatusOr<WorkerAttributes>
   workerAttributes(int device, size_t dynamicSharedBytes,
                    plan::ExecutionModel model = plan::ExecutionModel::Plain);
-  /// Threads of one worker block, the kernel's compile-time block size
-  /// (Config.cuh's kThreads): what a target's threads_per_worker must be.
+  /// Threads of one plain-worker block, the kernel's compile-time block size
+  /// (Config.cuh's kThreads): what a plain target's threads_per_worker must
+  /// be (a stream target's is plan::taskThreads(Stream), ti/Plan/Execution.h).
   static uint32_t workerThreads();
   /// What this binary's worker can run on a GPU whose blocks may opt in to
   /// `optInSharedBytes` of shared memory (sharedPerBlockOptin): its thread
