@@ -130,7 +130,11 @@ TEST(Target, BadWorkerLimitsAreOneLine) {
 }
 
 TEST(Target, AStreamTargetRoundTripsThroughJson) {
-  const Target t = probedH200().withExecution(plan::ExecutionModel::Stream);
+  Target t = probedH200().withExecution(plan::ExecutionModel::Stream);
+  // Not the defaults, so that a key the JSON drops cannot come back as one.
+  t.streamStageBytes = 16 * 1024;
+  t.streamRingBytes = 128 * 1024;
+  t.streamInFlightBytes = 32 * 1024;
   EXPECT_EQ(t.threadsPerWorker, plan::kStreamConsumerThreads);
   EXPECT_EQ(t.maxRegisters, plan::kStreamWorkerRegisters);
   const std::string json = targetToJson(t);
