@@ -325,7 +325,8 @@ enum PlanField {
   Buffers = 7,
   Waves = 9,
   Tasks,
-  Params
+  Params,
+  Stream
 };
 
 TEST(PlanFile, NamesEachMissingField) {
@@ -382,6 +383,30 @@ TEST(PlanFile, RefusesUnknownEnumValues) {
   EXPECT_EQ(readError(withByte(b, logits, 1, 42)), "buffer 2 has unknown kind 42");
   size_t end = element(b, follow(b, root(b), Waves), 2);
   EXPECT_EQ(readError(withByte(b, end, 1, 7)), "wave 2 has unknown barrier kind 7");
+}
+
+TEST(PlanFile, AStreamConfigRoundTripsAndAPlainPlanHasNone) {
+  Plan p = samplePlan();
+  p.stream = StreamConfig{ExecutionModel::Stream, 64, 4, 2};
+  const std::string b = serializePlan(p);
+  StatusOr<Plan> read = readExact(b, b.size());
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->stream.model, ExecutionModel::Stream);
+  EXPECT_EQ(read->stream.stageBytes, 64u);
+  EXPECT_EQ(read->stream.stages, 4u);
+  EXPECT_EQ(read->stream.inFlightStages, 2u);
+  // The model is the table's field 0.
+  EXPECT_EQ(readError(withByte(b, follow(b, root(b), Stream), 0, 9)),
+            "plan has unknown execution model 9");
+  // A plain plan writes no stream table: it reads as every plan before it.
+  const std::string plain = serializePlan(samplePlan());
+  const size_t table = root(plain), vtable = table - load<int32_t>(plain, table);
+  const bool present = 4 + 2 * Stream < load<uint16_t>(plain, vtable) &&
+                       load<uint16_t>(plain, fieldEntry(plain, table, Stream)) != 0;
+  EXPECT_FALSE(present);
+  StatusOr<Plan> plainRead = readExact(plain, plain.size());
+  ASSERT_TRUE(plainRead.ok()) << plainRead.status().message();
+  EXPECT_EQ(plainRead->stream.model, ExecutionModel::Plain);
 }
 
 //===----------------------------------------------------------------------===//
