@@ -9,7 +9,8 @@
 //                          one of headDims; the K/V caches aligned.
 //   every opcode           its shared memory (WorkerLayout.h, at the limits'
 //                          thread count), beside a Stream plan's ring
-//                          (Execution.h), within sharedBytes.
+//                          (Execution.h) and the worker's schedule, within
+//                          sharedBytes.
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/WorkerSupport.h"
@@ -30,7 +31,8 @@ std::string list(const std::vector<uint32_t> &values) {
 }
 
 /// Why a worker with `limits` cannot run `t`, or "" if it can.
-std::string problem(const TaskRecord &t, const WorkerLimits &limits, const StreamConfig &stream) {
+std::string problem(const TaskRecord &t, const WorkerLimits &limits, const StreamConfig &stream,
+                    uint32_t schedule) {
   const uint64_t vectorBytes = limits.vectorElements * kWeightBytes;
   auto misaligned = [&](uint64_t offset) {
     return offset != kNone && vectorBytes && offset % vectorBytes;
@@ -80,22 +82,34 @@ std::string problem(const TaskRecord &t, const WorkerLimits &limits, const Strea
     return "hidden " + std::to_string(t.aux[0]) + ": the stream worker's FFN covers at most " +
            std::to_string(limits.threads * limits.vectorElements);
   const uint64_t shared = uint64_t(sharedFloatsFor(t, limits.threads)) * sizeof(float);
-  if (shared + stream.ringFootprint() > limits.sharedBytes)
-    return "a task needs " + std::to_string(shared) + " bytes of shared memory" +
+  if (shared + stream.ringFootprint() + schedule > limits.sharedBytes)
+    return "a task needs " + std::to_string(shared) + " bytes of shared memory beside " +
            (stream.ringFootprint()
-                ? " beside the weight stream's " + std::to_string(stream.ringFootprint())
+                ? "the weight stream's " + std::to_string(stream.ringFootprint()) + " and "
                 : std::string()) +
-           "; the worker offers " + std::to_string(limits.sharedBytes);
+           "its worker's schedule (" + std::to_string(schedule) + "); the worker offers " +
+           std::to_string(limits.sharedBytes);
   return "";
 }
 
 } // namespace
 
+uint32_t scheduleBytes(const Plan &plan) {
+  // The tasks are sorted by worker: count each run.
+  uint32_t most = 0;
+  for (size_t i = 0, run = 0; i < plan.tasks.size(); ++i) {
+    run = i > 0 && plan.tasks[i].worker == plan.tasks[i - 1].worker ? run + 1 : 1;
+    most = std::max(most, uint32_t(run));
+  }
+  return scheduleLayout(most, uint32_t(plan.waves.size())).bytes;
+}
+
 std::vector<WorkerProblem> workerProblems(const Plan &plan, const WorkerLimits &limits,
                                           size_t maxProblems) {
   std::vector<WorkerProblem> found;
+  const uint32_t schedule = scheduleBytes(plan);
   for (size_t i = 0; i < plan.tasks.size() && found.size() < maxProblems; ++i)
-    if (std::string why = problem(plan.tasks[i], limits, plan.stream); !why.empty())
+    if (std::string why = problem(plan.tasks[i], limits, plan.stream, schedule); !why.empty())
       found.push_back({i, std::move(why)});
   return found;
 }

@@ -15,6 +15,13 @@
 // tasks need more than the target's worker offers (WorkerSupport.h). The only
 // input besides the task is the worker's thread count.
 //
+// Before that array, each worker keeps its schedule: its task records and the
+// waves' barrier kinds, copied from global memory once per launch, so that
+// the token loop and the ops read them from shared memory. Read through L2
+// they cost a dependent round trip at every task and every wave's end, each
+// behind the weight stream's bulk copies in flight on the same SM
+// (docs/PERFORMANCE.md measured 0.5 µs per task record).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TI_PLAN_WORKERLAYOUT_H
 #define TI_PLAN_WORKERLAYOUT_H
@@ -35,6 +42,18 @@ constexpr uint32_t kReduceStagedFloats = 8192;
 
 /// Rounds a float count up to a 16-byte boundary.
 TI_HOST_DEVICE constexpr uint32_t alignFloats(uint32_t n) { return (n + 3u) & ~3u; }
+
+/// A worker's schedule in shared memory: `tasks` task records, then one
+/// plan::BarrierKind byte per wave of `waves`; its size rounded up to 16 bytes
+/// (the tasks' array follows it).
+struct ScheduleLayout {
+  uint32_t barriersAt, bytes;
+};
+TI_HOST_DEVICE constexpr ScheduleLayout scheduleLayout(uint32_t tasks, uint32_t waves) {
+  const uint32_t barriersAt = tasks * uint32_t(sizeof(TaskRecord));
+  return ScheduleLayout{barriersAt, (barriersAt + waves + 15u) & ~15u};
+}
+static_assert(sizeof(TaskRecord) % 8 == 0, "the schedule is copied in 8-byte words");
 
 /// FfnPartial's down projection: `groups` sets of threads each sum every
 /// groups-th unit into 8 columns per thread, then the sets are added in order.

@@ -42,6 +42,10 @@ struct WorkerProblem {
   std::string message;
 };
 
+/// The bytes of shared memory every worker reserves for its schedule
+/// (WorkerLayout.h): room for the most tasks any worker of `plan` runs.
+uint32_t scheduleBytes(const Plan &plan);
+
 /// The tasks of `plan` that a worker with `limits` cannot run, the first
 /// `maxProblems` of them, in task order.
 std::vector<WorkerProblem> workerProblems(const Plan &plan, const WorkerLimits &limits,

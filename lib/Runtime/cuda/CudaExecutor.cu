@@ -41,13 +41,14 @@ std::string archOf(const cudaDeviceProp &p) {
   return "sm_" + std::to_string(p.major * 10 + p.minor);
 }
 
-/// The dynamic shared memory the plan's tasks need, beside its weight
-/// stream's ring (Stream plans), in bytes.
+/// The dynamic shared memory of the plan's worker: its weight stream's ring
+/// (Stream plans), the worker's schedule and the largest task's scratch, in
+/// bytes (WorkerLayout.h).
 size_t sharedBytesFor(const plan::Plan &p) {
   uint32_t floats = 4;
   for (const plan::TaskRecord &t : p.tasks)
     floats = std::max(floats, plan::sharedFloatsFor(t, plan::taskThreads(p.stream.model)));
-  return p.stream.ringFootprint() + size_t(floats) * sizeof(float);
+  return p.stream.ringFootprint() + plan::scheduleBytes(p) + size_t(floats) * sizeof(float);
 }
 
 /// The kernel of an execution model's worker.
@@ -182,6 +183,7 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.stageBytes = p.stream.stageBytes;
   args.stages = p.stream.stages;
   args.inFlightStages = p.stream.inFlightStages;
+  args.scheduleBytes = plan::scheduleBytes(p);
   args.maxContext = p.model.maxContext;
   args.splitContext = p.attention.splitContext;
   args.candidatesOffset = candidates->offset;

@@ -39,10 +39,15 @@ struct KernelArgs {
   uint32_t *barrierCounter; // The grid barrier's arrival counter, zeroed per launch.
 
   // The weight stream (Stream plans; Execution.h): the ring at the start of
-  // the dynamic shared memory, the tasks' scratch after it.
+  // the dynamic shared memory, the worker's schedule and the tasks' scratch
+  // after it.
   uint32_t stageBytes;
   uint32_t stages;
   uint32_t inFlightStages;
+
+  // The worker's schedule (its task records and the waves' barrier kinds) in
+  // shared memory, before the tasks' scratch (WorkerLayout.h): its bytes.
+  uint32_t scheduleBytes;
 
   uint32_t maxContext;   // Rows of every K/V cache (the workspaces' row length).
   uint32_t splitContext; // ctx above this is long mode.

@@ -166,7 +166,7 @@ private:
 
 #if TI_WORKER_STREAM
 /// The producer: one thread of the producer warp. It fills the ring with the
-/// streamed segments of tasks [first, last) of the worker, for every step of
+/// streamed segments of the worker's `count` tasks (its schedule), for every step of
 /// the launch, never waiting for anything but a free stage and the cap on
 /// copies in flight; it stops early when the consumers raise `stop`. Before
 /// it returns, every copy it issued has landed (the block's shared memory must
@@ -177,10 +177,9 @@ public:
                             const StopSignal &stop)
       : base_(weights), ring_(ring), inFlight_(inFlight), stop_(stop) {}
 
-  __device__ void run(const plan::TaskRecord *tasks, uint32_t first, uint32_t last,
-                      int32_t steps) {
+  __device__ void run(const plan::TaskRecord *tasks, uint32_t count, int32_t steps) {
     for (int32_t step = 0; step < steps; ++step)
-      for (uint32_t i = first; i < last; ++i) {
+      for (uint32_t i = 0; i < count; ++i) {
         const plan::StreamSegments segments = plan::streamSegments(tasks[i]);
         for (uint32_t k = 0; k < segments.count; ++k)
           if (!fill(segments.segment[k]))

@@ -13,6 +13,8 @@
 //    [workerBegin[w], workerBegin[w+1]), sorted by wave), one after another
 //    with a block barrier between, then the wave's barrier: None, Grid, or
 //    GridIfLong (a grid barrier only when ctx = pos + 1 > split context).
+//    The records and the barrier kinds come from the worker's schedule, the
+//    copy in shared memory that every launch starts by making (WorkerLayout.h).
 // 3. A step ends with a grid barrier (the plan's last wave has one; if it did
 //    not, the loop adds it), so the next selection sees every candidate.
 //
@@ -108,6 +110,29 @@ __device__ int32_t selectStep(const KernelArgs &a, int32_t s, int32_t *broadcast
   return *broadcast;
 }
 
+/// The worker's schedule in shared memory (WorkerLayout.h): its tasks'
+/// records, [0, count), and the waves' barrier kinds.
+struct Schedule {
+  const plan::TaskRecord *tasks;
+  uint32_t count;
+  const uint8_t *barriers; // plan::BarrierKind, [waveCount]
+};
+
+/// Copies worker blockIdx.x's tasks [first, last) and the waves' barrier kinds
+/// to `at` (every thread of the block takes every blockDim.x-th word, so the
+/// loads are in flight together); a block barrier must follow before use.
+__device__ Schedule loadSchedule(const KernelArgs &a, uint32_t first, uint32_t last, uint8_t *at) {
+  const plan::ScheduleLayout layout = plan::scheduleLayout(last - first, a.waveCount);
+  const auto *src = reinterpret_cast<const uint64_t *>(a.tasks + first);
+  auto *dst = reinterpret_cast<uint64_t *>(at);
+  for (uint32_t i = threadIdx.x; i < layout.barriersAt / 8; i += blockDim.x)
+    dst[i] = src[i];
+  for (uint32_t i = threadIdx.x; i < a.waveCount; i += blockDim.x)
+    at[layout.barriersAt + i] = a.waveBarriers[i];
+  return Schedule{reinterpret_cast<const plan::TaskRecord *>(at), last - first,
+                  at + layout.barriersAt};
+}
+
 /// The worker's static shared memory.
 struct StaticShared {
 #if TI_WORKER_STREAM
@@ -178,6 +203,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
                        ((plan::kStreamRingAlignment - base % plan::kStreamRingAlignment) %
                         plan::kStreamRingAlignment);
   const Ring ring{ringBytes, shared.full, shared.empty, a.stageBytes, a.stages};
+  uint8_t *scheduleAt = ring.end();
+  const Schedule schedule = loadSchedule(a, first, last, scheduleAt);
   if (threadIdx.x == 0) {
     for (uint32_t i = 0; i < a.stages; ++i) {
       shared.full[i].init(1);
@@ -186,19 +213,22 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     shared.stop.clear();
     StageBarrier::initFence();
   }
-  __syncthreads(); // The whole block, the only time: the barriers are ready.
+  // The whole block, the only time: the barriers and the schedule are ready.
+  __syncthreads();
   if (threadIdx.x >= kThreads) {
     if (threadIdx.x == kThreads)
       WeightProducer(a.weights, ring, a.inFlightStages, shared.stop)
-          .run(a.tasks, first, last, a.launch.maxSteps);
+          .run(schedule.tasks, schedule.count, a.launch.maxSteps);
     return;
   }
-  const Scratch scratch{reinterpret_cast<float *>(ring.end()), shared.warpSum};
   WeightStream ws(a.weights, ring);
 #else
-  const Scratch scratch{reinterpret_cast<float *>(dynamicShared), shared.warpSum};
+  uint8_t *scheduleAt = reinterpret_cast<uint8_t *>(dynamicShared);
+  const Schedule schedule = loadSchedule(a, first, last, scheduleAt);
+  blockBarrier();
   WeightStream ws(a.weights);
 #endif
+  const Scratch scratch{reinterpret_cast<float *>(scheduleAt + a.scheduleBytes), shared.warpSum};
   GridBarrier grid(a.barrierCounter, &shared.arrivals);
   // The diagnostic modes (WorkerMode.h) drop the grid barriers; StreamOnly also
   // the tasks, whose stages the consumers release unread.
@@ -214,21 +244,21 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     trace.end(TraceKind::Select, s);
     const Step step{a.launch.startPos + s,
                     static_cast<uint32_t>(a.launch.startPos + s + 1) > a.splitContext};
-    uint32_t next = first;
+    uint32_t next = 0; // Into the schedule's tasks.
     bool closed = false; // The last barrier of the step was a grid barrier.
     for (uint32_t wave = 0; wave < a.waveCount; ++wave) {
-      for (; next < last && a.tasks[next].wave == wave; ++next) {
+      for (; next < schedule.count && schedule.tasks[next].wave == wave; ++next) {
         trace.begin();
         if (runTasks)
-          runTask(a, a.tasks[next], step, ws, scratch);
+          runTask(a, schedule.tasks[next], step, ws, scratch);
 #if TI_WORKER_STREAM
         else
-          ws.skip(a.tasks[next]);
+          ws.skip(schedule.tasks[next]);
 #endif
         blockBarrier(); // The next task reuses the shared memory.
-        trace.end(TraceKind::Task, next);
+        trace.end(TraceKind::Task, first + next);
       }
-      const auto kind = static_cast<plan::BarrierKind>(a.waveBarriers[wave]);
+      const auto kind = static_cast<plan::BarrierKind>(schedule.barriers[wave]);
       closed = barriers && (kind == plan::BarrierKind::Grid ||
                             (kind == plan::BarrierKind::GridIfLong && step.longMode));
       if (closed) {

@@ -72,12 +72,15 @@ TEST(WorkerSupport, ColumnsAndAlignment) {
 }
 
 TEST(WorkerSupport, SharedMemory) {
-  // A GEMV of K columns keeps x' (K floats): 8,192 columns take 32 KiB.
+  // A GEMV of K columns keeps x' (K floats): 8,192 columns take 32 KiB, beside
+  // the schedule of a worker with one task (112 bytes: one record and no
+  // waves, rounded up to 16).
   WorkerLimits small;
-  small.sharedBytes = 32 * 1024;
+  small.sharedBytes = 32 * 1024 + 112;
   EXPECT_EQ(problemOf(gemv(8192), small), "");
   EXPECT_EQ(problemOf(gemv(8200), small),
-            "a task needs 32800 bytes of shared memory; the worker offers 32768");
+            "a task needs 32800 bytes of shared memory beside its worker's schedule (112); the "
+            "worker offers 32880");
   // An FFN task of hidden 4096 and 1024 units on the standard worker: the
   // layout an sm_86 worker has room for.
   TaskRecord ffn = makeTask(Opcode::FfnPartial, 0);
@@ -85,6 +88,19 @@ TEST(WorkerSupport, SharedMemory) {
   ffn.aux[0] = 4096;
   ffn.rowEnd = 1024;
   EXPECT_EQ(problemOf(ffn), "");
+}
+
+TEST(WorkerSupport, ScheduleBytesCountTheBusiestWorker) {
+  // Records of 104 bytes and a byte per wave, rounded up to 16 bytes.
+  Plan p;
+  p.waves.resize(3);
+  p.tasks = {makeTask(Opcode::Gemv, 0), makeTask(Opcode::Gemv, 0), makeTask(Opcode::Gemv, 0)};
+  p.tasks[0].worker = 0;
+  p.tasks[1].worker = p.tasks[2].worker = 1;
+  EXPECT_EQ(scheduleBytes(p), 224u); // 2 * 104 + 3 = 211 -> 224.
+  p.tasks[0].worker = 1;
+  EXPECT_EQ(scheduleBytes(p), 320u); // 3 * 104 + 3 = 315 -> 320.
+  EXPECT_EQ(scheduleBytes(Plan()), 0u);
 }
 
 TEST(WorkerSupport, ProblemsComeInTaskOrderUpToTheBound) {
