@@ -7,7 +7,7 @@
 //   Gemv             x'[K]
 //   LmHead           x'[K], reused for the warps' best rows (3 words each)
 //   FfnPartial       x'[H] | act[n] | down partials[G][H] (G > 1)
-//   Attention*       q'[group * D] | k'[D] | value partials[warps][D]
+//   Attention*       q'[group * D] | k'[D] | v[D] | per-warp state[warps][D + 2]
 //   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
 //
 // One definition, host and device: the CUDA ops carve the array with it, the
@@ -74,18 +74,21 @@ TI_HOST_DEVICE constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units, ui
   return l;
 }
 
-/// The attention ops' regions: rotated queries of the group, the current key,
-/// and each warp's partial sums of the weighted values (of the task's layer's
-/// geometry).
+/// The attention ops' regions (of the task's layer's geometry): rotated
+/// queries of the group, the current key and value, and each warp's state: its
+/// partial sums of the weighted values, then (short mode) its running max and
+/// sum of the softmax.
 struct AttentionLayout {
-  uint32_t qAt, kAt, partialsAt, floats;
+  uint32_t qAt, kAt, vAt, partialsAt, partialsStride, floats;
 };
 TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, uint32_t warps) {
   AttentionLayout l{};
   l.qAt = 0;
   l.kAt = alignFloats(g.group() * g.headDim);
-  l.partialsAt = l.kAt + alignFloats(g.headDim);
-  l.floats = l.partialsAt + warps * g.headDim;
+  l.vAt = l.kAt + alignFloats(g.headDim);
+  l.partialsAt = l.vAt + alignFloats(g.headDim);
+  l.partialsStride = g.headDim + 2;
+  l.floats = l.partialsAt + warps * l.partialsStride;
   return l;
 }
 

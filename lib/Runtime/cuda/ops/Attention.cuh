@@ -5,20 +5,35 @@
 // positions [c*ctx/C, (c+1)*ctx/C) of its chunk c (all of [0, ctx) in short
 // mode, chunk 0 only). Work is split by position: a group of L = D/8 lanes
 // takes one position at a time, lane i of the group the 16-byte vector i of
-// its K or V row; groups take positions jb + group, + 1024/L, ...
+// its K or V row; groups take positions jb + group, + groups, ...
 //
 // 1. RoPE: the block rotates the G queries and the key (pairs (i, i + D/2) by
 //    float(pos) * invFreq[i], precise sincosf) into shared memory; the key is
 //    rounded to bf16 there, and the chunk-0 task writes it to K cache row pos.
-//    Position pos always uses that rounded key from shared memory.
+//    Position pos always uses that rounded key from shared memory. Short mode
+//    also takes position pos's value from the q|k|v vector, rounded to bf16:
+//    the bits the q+k+v task wrote to V cache row pos.
+//
+// Short mode then runs the softmax online, in one pass over the positions,
+// with nothing through global memory but the K/V rows and the result:
+// 2s. Warps [r*W, (r+1)*W) take head r of the group (W = warps / G; the warps
+//    past G*W idle). Per position, a group adds its lanes' 8 products (xor
+//    butterfly) into s = scale * q.k and folds s and the value row into its
+//    running max m, sum l = sum exp(s_j - m) and 8 sums per lane of
+//    exp(s_j - m) * V[j] (each rescaled by exp(m_old - m) when m grows).
+// 3s. The groups of a warp merge by butterfly, then each head's warps in warp
+//    order through shared memory: partials[0][h] = sum / l.
+//
+// Long mode keeps every score in the workspace, since its chunks' tasks
+// combine their statistics before the values:
 // 2. Scores: per position, each lane's 8 products per head are added across
 //    the group (xor butterfly); lane 0 of the group writes scale * q.k to the
 //    workspace's scores[h][j].
-// 3. Per head, block reductions give m = max s_j and l = sum exp(s_j - m). Long
-//    mode stores (m, l) as the chunk's stats; short mode goes on to 4 at once.
-// 4. Values: each group adds exp(s_j - m) / l * V[j] over its positions into 8
-//    sums per lane; the groups of a warp are added by a butterfly, the warps in
-//    warp order through shared memory.
+// 3. Per head, block reductions give m = max s_j and l = sum exp(s_j - m),
+//    stored as the chunk's stats.
+// 4. Values (AttentionValues): each group adds exp(s_j - m) / l * V[j] over its
+//    positions into 8 sums per lane; the groups of a warp are added by a
+//    butterfly, the warps in warp order through shared memory.
 //
 // AttentionValues (long mode only) takes M and L over the chunks' stats (every
 // thread computes them the same way, chunks in order) and runs step 4 over its
@@ -197,6 +212,129 @@ __device__ void attendHeads(const AttentionTask &at, uint32_t first, uint32_t he
   blockBarrier();
 }
 
+/// One lane group's online softmax over its positions (steps 2s and 3s): the
+/// largest score so far, the sum of exp(s - m) and the lane's 8 sums of
+/// exp(s - m) * V, all relative to m. Empty: m = -inf, nothing added.
+struct OnlineSoftmax {
+  float m = kNegativeInfinity, l = 0;
+  float v[kVector] = {};
+
+  __device__ __forceinline__ void add(float s, const float (&value)[kVector]) {
+    const float top = fmaxf(m, s);
+    const float rescale = expf(m - top); // 0 while empty (m = -inf).
+    const float p = expf(s - top);
+    l = fmaf(l, rescale, p);
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e)
+      v[e] = fmaf(p, value[e], v[e] * rescale);
+    m = top;
+  }
+  /// Folds in another state of the same head (the order is part of the result).
+  __device__ __forceinline__ void merge(float om, float ol, const float (&ov)[kVector]) {
+    const float top = fmaxf(m, om);
+    if (top == kNegativeInfinity)
+      return; // Both empty.
+    const float mine = expf(m - top), other = expf(om - top);
+    l = l * mine + ol * other;
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e)
+      v[e] = v[e] * mine + ov[e] * other;
+    m = top;
+  }
+  /// The state of the lane `offset` away (xor), merged in; whole warps call it.
+  __device__ __forceinline__ void mergeLane(uint32_t offset) {
+    const float om = __shfl_xor_sync(0xffffffffu, m, offset);
+    const float ol = __shfl_xor_sync(0xffffffffu, l, offset);
+    float ov[kVector];
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e)
+      ov[e] = __shfl_xor_sync(0xffffffffu, v[e], offset);
+    merge(om, ol, ov);
+  }
+};
+
+/// Steps 2s and 3s (short mode): the group's attention from the rotated
+/// queries `qs`, the rounded key `kNow` and value `vNow` of position pos and the
+/// caches' rows before it, into partials[0]. `state`: kWarps * (D + 2) floats.
+/// Ends with a block barrier.
+__device__ void attendShort(const AttentionTask &at, const Step &step, float scale,
+                            const float *qs, const float *kNow, const float *vNow,
+                            float *state, uint32_t stateStride) {
+  const uint32_t d = at.geo.headDim, heads = at.group, lanes = at.lanes();
+  const uint32_t warpsPerHead = kWarps / heads;
+  const uint32_t r = warpId() / warpsPerHead;
+  const uint32_t local = threadIdx.x - r * warpsPerHead * kWarpSize;
+  const uint32_t groups = warpsPerHead * kWarpSize / lanes;
+  const uint32_t group = local / lanes, lane = local % lanes;
+  OnlineSoftmax acc;
+  if (r < heads) { // Whole warps: the idle ones skip the loop together.
+    // The query from shared memory at each use: in registers it would spill
+    // the Plain worker's 64.
+    const float *q = qs + r * d + lane * kVector;
+    const uint64_t row = at.geo.kvRows();
+    const uint16_t *kCache = at.kCache + at.g * d + lane * kVector;
+    const uint16_t *vCache = at.vCache + at.g * d + lane * kVector;
+    // Every group of a warp runs the same trip count (the butterfly needs
+    // whole warps); a group past je folds in nothing.
+#pragma unroll 1
+    for (int32_t base = at.jb; base < at.je; base += int32_t(groups)) {
+      const int32_t j = base + int32_t(group);
+      float k8[kVector] = {}, v8[kVector] = {};
+      if (j < at.je && j != step.pos) {
+        const Bf16x8 kr = loadArenaBf16x8(kCache + uint64_t(j) * row);
+        const Bf16x8 vr = loadArenaBf16x8(vCache + uint64_t(j) * row);
+#pragma unroll
+        for (uint32_t e = 0; e < kVector; ++e) {
+          k8[e] = kr.at(e);
+          v8[e] = vr.at(e);
+        }
+      } else if (j < at.je) {
+#pragma unroll
+        for (uint32_t e = 0; e < kVector; ++e) {
+          k8[e] = kNow[lane * kVector + e];
+          v8[e] = vNow[lane * kVector + e];
+        }
+      }
+      float p = 0;
+#pragma unroll
+      for (uint32_t e = 0; e < kVector; ++e)
+        p = fmaf(k8[e], q[e], p);
+      p = groupSum(p, lanes);
+      if (j < at.je)
+        acc.add(scale * p, v8);
+    }
+  }
+  for (uint32_t offset = lanes; offset < kWarpSize; offset *= 2)
+    acc.mergeLane(offset);
+  if (r < heads && laneId() < lanes) {
+    float *mine = state + warpId() * stateStride;
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e)
+      mine[lane * kVector + e] = acc.v[e];
+    if (lane == 0) {
+      mine[d] = acc.m;
+      mine[d + 1] = acc.l;
+    }
+  }
+  blockBarrier();
+  const uint32_t first = at.g * heads;
+  for (uint32_t i = threadIdx.x; i < heads * d; i += kThreads) {
+    const uint32_t h = i / d, k = i % d;
+    const float *w = state + h * warpsPerHead * stateStride;
+    float top = kNegativeInfinity;
+    for (uint32_t x = 0; x < warpsPerHead; ++x)
+      top = fmaxf(top, w[x * stateStride + d]);
+    float l = 0, sum = 0;
+    for (uint32_t x = 0; x < warpsPerHead; ++x) {
+      const float f = expf(w[x * stateStride + d] - top); // 0 for an empty warp.
+      l = fmaf(w[x * stateStride + d + 1], f, l);
+      sum = fmaf(w[x * stateStride + k], f, sum);
+    }
+    at.partials(0, first + h)[k] = sum / l;
+  }
+  blockBarrier();
+}
+
 /// Step 4 for every head of the group: all at once when the heads divide the
 /// warps, else one head at a time (each with every warp).
 template <typename Out>
@@ -220,6 +358,7 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   const AttentionLayout layout = attentionLayout(at.geo);
   float *qs = s.floats + layout.qAt;
   float *kNow = s.floats + layout.kAt;
+  float *vNow = s.floats + layout.vAt;
   const float *params = at.params;
   const float scale = params[0];
   const float *invFreq = params + 1;
@@ -243,15 +382,24 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
       kNow[i + half] = bf16ToFloat(floatToBf16(y1));
     }
   }
+  if (!step.longMode)
+    for (uint32_t i = threadIdx.x; i < d; i += kThreads)
+      vNow[i] = bf16ToFloat(floatToBf16(qkv[at.geo.qRows() + at.geo.kvRows() + g * d + i]));
   blockBarrier();
   if (at.chunk == 0) {
     uint16_t *row = at.kOut + uint64_t(step.pos) * at.geo.kvRows() + g * d;
     for (uint32_t i = threadIdx.x; i < d; i += kThreads)
       row[i] = floatToBf16(kNow[i]);
   }
+  if (!step.longMode) {
+    attendShort(at, step, scale, qs, kNow, vNow, s.floats + layout.partialsAt,
+                layout.partialsStride);
+    return;
+  }
 
-  // 2. Scores. Every thread runs the same trip count (the butterflies need
-  //    whole warps); a group past je computes on zeros and writes nothing.
+  // 2. Scores (long mode). Every thread runs the same trip count (the
+  //    butterflies need whole warps); a group past je computes on zeros and
+  //    writes nothing.
   const uint32_t lanes = at.lanes(), groups = kThreads / lanes;
   const uint32_t grp = threadIdx.x / lanes, lane = threadIdx.x % lanes;
   const uint16_t *kCache = at.kCache + g * d + lane * kVector;
@@ -283,21 +431,14 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   }
   blockBarrier();
 
-  // 3. and 4. Softmax statistics of every head at once; long mode stores
-  //    them, short mode goes on to the values.
-  float *warpPartials = s.floats + layout.partialsAt;
+  // 3. The softmax statistics of every head at once, stored as the chunk's.
   float m[kMaxGroup], l[kMaxGroup];
-  softmaxStats(at, group, m, l, warpPartials);
-  if (step.longMode) {
-    if (threadIdx.x == 0)
-      for (uint32_t r = 0; r < group; ++r) {
-        at.stats(at.chunk, g * group + r)[0] = pick(m, r);
-        at.stats(at.chunk, g * group + r)[1] = pick(l, r);
-      }
-    return;
-  }
-  attendAllHeads(at, group, m, l, [&](uint32_t h) { return at.partials(0, h); },
-                 warpPartials);
+  softmaxStats(at, group, m, l, s.floats + layout.partialsAt);
+  if (threadIdx.x == 0)
+    for (uint32_t r = 0; r < group; ++r) {
+      at.stats(at.chunk, g * group + r)[0] = pick(m, r);
+      at.stats(at.chunk, g * group + r)[1] = pick(l, r);
+    }
 }
 
 __device__ void runAttentionValues(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
