@@ -364,9 +364,18 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   const float *invFreq = params + 1;
   const uint32_t d = at.geo.headDim, half = d / 2, g = at.g, group = at.group;
 
-  // 1. Rotate the group's queries and the key; round the key to bf16.
+  // 1. Rotate the group's queries and the key; round the key to bf16. In
+  //    short mode the items past the rotation's copy position pos's value, so
+  //    that its loads are in flight with the rotation's.
   const float *qkv = at.qkv;
-  for (uint32_t idx = threadIdx.x; idx < (group + 1) * half; idx += kThreads) {
+  const uint32_t rotations = (group + 1) * half;
+  const uint32_t items = rotations + (step.longMode ? 0 : d);
+  for (uint32_t idx = threadIdx.x; idx < items; idx += kThreads) {
+    if (idx >= rotations) {
+      const uint32_t i = idx - rotations;
+      vNow[i] = bf16ToFloat(floatToBf16(qkv[at.geo.qRows() + at.geo.kvRows() + g * d + i]));
+      continue;
+    }
     uint32_t r = idx / half, i = idx % half;
     const float *src =
         r < group ? qkv + uint64_t(g * group + r) * d : qkv + at.geo.qRows() + g * d;
@@ -382,9 +391,6 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
       kNow[i + half] = bf16ToFloat(floatToBf16(y1));
     }
   }
-  if (!step.longMode)
-    for (uint32_t i = threadIdx.x; i < d; i += kThreads)
-      vNow[i] = bf16ToFloat(floatToBf16(qkv[at.geo.qRows() + at.geo.kvRows() + g * d + i]));
   blockBarrier();
   if (at.chunk == 0) {
     uint16_t *row = at.kOut + uint64_t(step.pos) * at.geo.kvRows() + g * d;
