@@ -1,21 +1,21 @@
 //===- BalanceRows.cpp - Cut stages into equal-byte tasks (balance-rows) --===//
 //
 // A wave ends at a grid barrier, so it lasts as long as its slowest worker:
-// what must be equal across workers is the bytes each streams, not the number
-// of rows or tasks. Rows are whole (a split row would need a second writer and
-// a reduction), so with U units of b bytes over n tasks the tasks carry
-// floor(U/n) or ceil(U/n) units, and the imbalance is
-//     (ceil(U/n)*b + c) / (floor(U/n)*b + c) - 1
-// where c is what every task reads regardless (a fused norm's scale).
+// what must be small is the bytes the largest task streams, not the spread of
+// rows or tasks. Rows are whole (a split row would need a second writer and a
+// reduction), so with U units of b bytes over n tasks the largest task carries
+// ceil(U/n) units and streams ceil(U/n)*b + c bytes, where c is what every
+// task reads regardless (a fused norm's scale). Over at most W workers the
+// least it can stream is L = ceil(U/W)*b + c.
 //
-// 1. Per stage, pick the number of tasks n: the largest n <= workers whose
-//    imbalance is within the target's tolerance. With 3,072 QKV rows on 132
-//    SMs that is 128 tasks of 24 rows (132 tasks would mix 23 and 24 rows: 4%).
-//    Idle workers cost the plain worker nothing (half the chip saturates HBM:
-//    docs/PERFORMANCE.md, "What the H200's memory gives"); the stream worker's
-//    per-SM rate is capped by its copies in flight, and the 1B's FFN on 132
-//    workers (62-63 units, a 2% tolerance) measured 1.1% faster per token.
-//    On the post's 20 SMs it is 20 tasks of 153/154.
+// 1. Per stage, pick the number of tasks n: the fewest whose largest task
+//    streams at most (1 + tolerance) * L (the target's balance tolerance).
+//    Fewer tasks at the same largest task leave workers idle at no cost to the
+//    wave. On the H200's 132 SMs: 3,072 q+k+v rows take 128 tasks of 24 rows
+//    (132 tasks would still have a task of 24); the 1B's 8,192 FFN units take
+//    131 tasks of 62-63 (128 tasks would carry 64 each: the stream worker's
+//    per-SM rate is capped by its copies in flight, so the largest task sets
+//    the wave). On the post's 20 SMs q+k+v is 20 tasks of 153/154.
 // 2. Give task k the units [k*U/n, (k+1)*U/n) (rounded down), so the larger
 //    tasks are spread evenly.
 // 3. Stages whose tasks are not row ranges: Select (one task per worker) and
@@ -84,14 +84,12 @@ public:
       }
 
       auto [b, c] = unitBytes(m, s);
-      uint64_t units = s.units;
-      uint64_t n = std::min<uint64_t>(workers, units);
-      for (; n > 1; --n) {
-        uint64_t lo = units / n, hi = (units + n - 1) / n;
-        double imbalance = double(hi * b + c) / double(lo * b + c) - 1;
-        if (imbalance <= tolerance)
-          break;
-      }
+      const uint64_t units = s.units;
+      const uint64_t most = std::min<uint64_t>(workers, units);
+      const double least = double((units + most - 1) / most * b + c);
+      uint64_t n = 1;
+      while (n < most && double((units + n - 1) / n * b + c) > (1 + tolerance) * least)
+        ++n;
       for (uint64_t k = 0; k < n; ++k) {
         Task t(k * units / n, (k + 1) * units / n);
         s.tasks.push_back(t);

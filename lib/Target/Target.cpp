@@ -22,8 +22,13 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   Target t = *this;
   t.execution = model;
   t.threadsPerWorker = plan::taskThreads(model);
-  t.maxRegisters = model == plan::ExecutionModel::Stream ? plan::kStreamWorkerRegisters
-                                                         : plan::kPlainWorkerRegisters;
+  const bool stream = model == plan::ExecutionModel::Stream;
+  t.maxRegisters = stream ? plan::kStreamWorkerRegisters : plan::kPlainWorkerRegisters;
+  // A stream worker's SM that streams nothing is bandwidth lost (each SM's rate
+  // is capped by its copies in flight), so its waves take the smallest largest
+  // task; half of a GPU's SMs saturate HBM with plain loads, so a plain worker
+  // takes 1% more for fewer tasks (balance-rows).
+  t.balanceTolerance = stream ? 0.0 : 0.01;
   return t;
 }
 

@@ -144,15 +144,14 @@ int ti::tirun::runProbe(int argc, char **argv) {
   if (output.empty())
     return 0;
 
-  // The planning choices that are not measured are Target's defaults, which
-  // are the built-in h200 target's (test/unit/Target/TargetTest.cpp).
-  Target t;
+  // The planning choices that are not measured are Target's defaults and the
+  // execution model's (withExecution), which are the built-in h200 target's
+  // (test/unit/Target/TargetTest.cpp).
+  Target t = Target().withExecution(model);
   t.name = name.empty() ? slug(info->name) : name;
   t.gpu = info->name;
   t.arch = info->arch;
   t.workers = static_cast<uint32_t>(info->smCount);
-  t.execution = model;
-  t.threadsPerWorker = plan::taskThreads(model);
   t.maxRegisters = model == plan::ExecutionModel::Stream
                        ? plan::kStreamWorkerRegisters
                        : std::min<uint32_t>(uint32_t(info->registersPerSm) / threads, 255);

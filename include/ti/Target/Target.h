@@ -42,8 +42,8 @@ struct Target {
   /// Contexts above this run attention in chunks, with a barrier between
   /// scores and values (the post used 384 on its 20 SMs).
   uint32_t attentionSplitContext = 384;
-  /// The largest relative difference of the bytes that the active workers of
-  /// a weight wave stream (0.01 = 1%).
+  /// How much more (0.01 = 1%) a wave's largest task may stream than the least
+  /// possible largest task, to run the wave on fewer workers (balance-rows).
   double balanceTolerance = 0.01;
   /// A hash of the worker binary the target was probed with; empty for the
   /// built-in targets, which were not probed.
@@ -68,7 +68,7 @@ struct Target {
   }
 
   /// This target with its worker executing `model`: the model's thread count
-  /// and register budget (Execution.h).
+  /// and register budget (Execution.h), and its balance tolerance.
   Target withExecution(plan::ExecutionModel model) const;
 
   /// A one-line description for plan headers and --stats.
