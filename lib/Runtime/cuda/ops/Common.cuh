@@ -132,10 +132,15 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
   // With one vector of the row per thread (K <= 8 * kThreads), the scale's
   // load is issued first, so its latency overlaps the input's and the
   // reduction instead of following them.
+  // So is eps's: after the reduction it was one more round trip.
   const bool oneVector = k / kVector <= kThreads;
   Bf16x8 early{};
-  if (norm != plan::kNone && oneVector && threadIdx.x < k / kVector)
-    early = ws.load(norm + uint64_t(threadIdx.x) * kVectorBytes);
+  float eps = 0;
+  if (norm != plan::kNone) {
+    eps = a.params[t.param];
+    if (oneVector && threadIdx.x < k / kVector)
+      early = ws.load(norm + uint64_t(threadIdx.x) * kVectorBytes);
+  }
   float squares = 0;
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
@@ -174,7 +179,6 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
     return;
   }
   float total = blockReduce(squares, SumOp{}, s);
-  float eps = a.params[t.param];
   float r = 1.0f / sqrtf(total / static_cast<float>(k) + eps);
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {

@@ -8,7 +8,10 @@
 //    Stream: the rows arrive through the ring, row i for warp i mod kWarps
 //    (forEachStreamedRowDot).
 // 3. Lane 0 writes y[i] (+ residual[i], kFlagResidual) and, for rows >= aux[1]
-//    with kFlagVCache, bf16(y[i]) to row pos of the V cache.
+//    with kFlagVCache, bf16(y[i]) to row pos of the V cache. The task's row j
+//    is warp j mod kWarps's in both workers, so before step 1 lane l of warp w
+//    loads the residual of the warp's row w + l*kWarps: loaded after the dot,
+//    it was a dependent round trip at the end of every task.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_GEMV_CUH
@@ -24,19 +27,26 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
   const uint32_t chunks =
       (flags & plan::kFlagMergeChunks) && step.longMode ? t.geometry.chunks : 1u;
   float *xs = s.floats;
+
+  const uint32_t begin = t.rowBegin, end = t.rowEnd;
+  const float *residual = (flags & plan::kFlagResidual) ? arenaF32(a, t.in[1]) : nullptr;
+  float early = 0;
+  if (residual && begin + warpId() + laneId() * kWarps < end)
+    early = residual[begin + warpId() + laneId() * kWarps];
   loadNormalizedInput(a, t, ws, k, chunks, xs, s);
 
   const uint32_t vectors = k / kVector;
   float *y = arenaF32(a, t.out[0]);
-  const float *residual = (flags & plan::kFlagResidual) ? arenaF32(a, t.in[1]) : nullptr;
   const uint32_t vFirst = (flags & plan::kFlagVCache) ? t.aux[1] : ~0u;
   uint16_t *vRow = (flags & plan::kFlagVCache)
                        ? arenaBf16(a, t.out[1]) + uint64_t(step.pos) * t.geometry.kvRows()
                        : nullptr;
-  auto emit = [&](uint32_t i, float v) {
+  auto emit = [&](uint32_t i, float v) { // On every lane of the warp.
+    const uint32_t n = (i - begin) / kWarps; // The warp's n-th row.
+    const float added = residual ? __shfl_sync(0xffffffffu, early, n % kWarpSize) : 0.0f;
     if (laneId() == 0) {
       if (residual)
-        v = residual[i] + v;
+        v = (n < kWarpSize ? added : residual[i]) + v;
       y[i] = v;
       if (i >= vFirst)
         vRow[i - vFirst] = floatToBf16(v);
