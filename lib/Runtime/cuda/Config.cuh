@@ -74,6 +74,10 @@ constexpr uint32_t kVector = plan::kWorkerVector;
 static_assert(kVector == 8, "the ops unpack a load as Bf16x8");
 /// Independent 16-byte loads a lane issues before using the first (GEMV rows).
 constexpr uint32_t kLoadsInFlight = 2;
+/// Short-mode attention: the positions per lane group whose K/V rows are in
+/// flight together (registers: 8 words per position; the Plain worker's 64
+/// registers hold fewer).
+constexpr uint32_t kShortRowsAhead = kStreamed ? 2 : 1;
 /// Chunks of the attention partials whose loads a thread issues together when
 /// it merges them (two 16-byte loads each): the register budget decides.
 constexpr uint32_t kMergeBatch = kStreamed ? 8 : 2;
