@@ -52,7 +52,9 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
     }
     os << "  execution: " << executionModelName(st.model) << ", a ring of " << st.stages
        << " stages of " << thousands(st.stageBytes) << " bytes per worker, "
-       << st.inFlightStages << " in flight; " << thousands(filled) << " stages filled per token\n";
+       << st.inFlightStages << " in flight (" << st.handOffInFlightStages
+       << " started while a grid barrier waits); " << thousands(filled)
+       << " stages filled per token\n";
   }
 
   // Where the streamed bytes come from.

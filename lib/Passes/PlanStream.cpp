@@ -14,7 +14,10 @@
 //    that every task's layout fits beside the ring).
 // 4. Bulk copies in flight: the target's stream_in_flight_bytes in whole
 //    stages, at least one: more delays the SM's own stores and loads behind
-//    the copies, fewer leaves HBM idle.
+//    the copies, fewer leaves HBM idle. While the consumers wait at a grid
+//    barrier, the target's stream_hand_off_in_flight_bytes in whole stages
+//    (at most the former): the barrier's own arrival and polls wait behind
+//    the copies in flight, and no consumer needs a stage until it ends.
 //
 // Counters: streamed-stages (ring stages filled per step, over all workers).
 //
@@ -48,6 +51,8 @@ public:
     st.stageBytes = t.streamStageBytes;
     st.stages = std::min(plan::kMaxStreamStages, t.streamRingBytes / t.streamStageBytes);
     st.inFlightStages = std::max(1u, std::min(st.stages, t.streamInFlightBytes / st.stageBytes));
+    st.handOffInFlightStages =
+        std::min(st.inFlightStages, t.streamHandOffInFlightBytes / st.stageBytes);
 
     bool ok = true;
     uint64_t filled = 0;

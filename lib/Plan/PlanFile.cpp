@@ -135,7 +135,7 @@ std::string ti::plan::serializePlan(const Plan &plan) {
   if (plan.stream.model != ExecutionModel::Plain)
     stream = fb::CreateStreamConfig(b, static_cast<fb::ExecutionModel>(plan.stream.model),
                                     plan.stream.stageBytes, plan.stream.stages,
-                                    plan.stream.inFlightStages);
+                                    plan.stream.inFlightStages, plan.stream.handOffInFlightStages);
   auto root =
       fb::CreatePlan(b, plan.formatVersion, model, target, attention, b.CreateVector(weights),
                      plan.weightsBytes, plan.layoutHash, b.CreateVector(buffers), plan.arenaBytes,
@@ -328,6 +328,10 @@ Status PlanReader::read(const fb::Plan &in, Plan &out) {
     out.stream.stageBytes = stream->stage_bytes();
     out.stream.stages = stream->stages();
     out.stream.inFlightStages = stream->in_flight_stages();
+    // Absent: the field's default, ~0, is "as in flight".
+    out.stream.handOffInFlightStages = stream->hand_off_in_flight_stages() == ~0u
+                                           ? out.stream.inFlightStages
+                                           : stream->hand_off_in_flight_stages();
   }
 
   TI_RETURN_IF_ERROR(

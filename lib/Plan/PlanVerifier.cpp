@@ -179,7 +179,7 @@ void Verifier::checkHeader() {
 void Verifier::checkStream() {
   const StreamConfig &st = plan.stream;
   if (st.model == ExecutionModel::Plain) {
-    if (st.stageBytes || st.stages || st.inFlightStages)
+    if (st.stageBytes || st.stages || st.inFlightStages || st.handOffInFlightStages)
       error("execution: a plain plan has a weight stream (stage_bytes " + num(st.stageBytes) +
             ", stages " + num(st.stages) + ")");
     return;
@@ -192,6 +192,10 @@ void Verifier::checkStream() {
   if (st.inFlightStages == 0 || st.inFlightStages > st.stages)
     error("execution: " + num(st.inFlightStages) + " stages in flight, of a ring of " +
           num(st.stages));
+  if (st.handOffInFlightStages > st.inFlightStages)
+    error("execution: " + num(st.handOffInFlightStages) +
+          " stages in flight during a grid barrier, more than the " + num(st.inFlightStages) +
+          " of the stream");
   if (plan.target.threadsPerWorker != taskThreads(st.model))
     error("execution: a " + std::string(executionModelName(st.model)) + " plan runs tasks on " +
           num(taskThreads(st.model)) + " threads, but the target has " +

@@ -123,6 +123,8 @@ Status validate(const Target &t, const std::string &source) {
     return bad("\"stream_ring_bytes\" must hold at least two stages");
   if (t.streamInFlightBytes < t.streamStageBytes || t.streamInFlightBytes > t.streamRingBytes)
     return bad("\"stream_in_flight_bytes\" must be between a stage and the ring");
+  if (t.streamHandOffInFlightBytes > t.streamInFlightBytes)
+    return bad("\"stream_hand_off_in_flight_bytes\" must be at most \"stream_in_flight_bytes\"");
   return Status();
 }
 } // namespace
@@ -192,6 +194,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "stream_stage_bytes") s = wantUInt(t.streamStageBytes);
     else if (key == "stream_ring_bytes") s = wantUInt(t.streamRingBytes);
     else if (key == "stream_in_flight_bytes") s = wantUInt(t.streamInFlightBytes);
+    else if (key == "stream_hand_off_in_flight_bytes") s = wantUInt(t.streamHandOffInFlightBytes);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
     if (!s.ok())
       return s;
@@ -228,6 +231,7 @@ std::string ti::targetToJson(const Target &t) {
             {"execution", plan::executionModelName(t.execution)},
             {"stream_stage_bytes", t.streamStageBytes},
             {"stream_ring_bytes", t.streamRingBytes},
-            {"stream_in_flight_bytes", t.streamInFlightBytes}};
+            {"stream_in_flight_bytes", t.streamInFlightBytes},
+            {"stream_hand_off_in_flight_bytes", t.streamHandOffInFlightBytes}};
   return j.dump(2) + "\n";
 }

@@ -340,14 +340,17 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWhenLayersDiffer) {
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {
   // The tiny model's rows are 128 bytes: stages of 256 bytes cut every task
   // into many fills of a 4-stage ring, one copy in flight, so the ring wraps
-  // inside tasks and the stage parities alternate many times per step.
+  // inside tasks and the stage parities alternate many times per step. The
+  // copy in flight keeps going while the consumers wait at a grid barrier
+  // (the other stream plans start none there).
   auto lp = streamPlan("models/tiny.graph", "",
                        "\"stream_stage_bytes\": 256, \"stream_ring_bytes\": 1024, "
-                       "\"stream_in_flight_bytes\": 256");
+                       "\"stream_in_flight_bytes\": 256, \"stream_hand_off_in_flight_bytes\": 256");
   ASSERT_TRUE(lp);
   EXPECT_EQ(lp->plan.stream.stageBytes, 256u);
   EXPECT_EQ(lp->plan.stream.stages, 4u);
   EXPECT_EQ(lp->plan.stream.inFlightStages, 1u);
+  EXPECT_EQ(lp->plan.stream.handOffInFlightStages, 1u);
   expectStepsMatchTheCpu(lp, kSteps, 4);
 }
 

@@ -72,6 +72,11 @@ struct StreamConfig {
   uint32_t stageBytes = 0;     // The capacity of one ring stage.
   uint32_t stages = 0;         // The ring's depth.
   uint32_t inFlightStages = 0; // Bulk copies issued and not yet landed, at most.
+  /// The bulk copies the producer may start while its consumers wait at a grid
+  /// barrier (at most inFlightStages; 0: none): the copies in flight on an SM
+  /// delay its own barrier arrival and polls, and the consumers need no stage
+  /// until the barrier ends.
+  uint32_t handOffInFlightStages = 0;
 
   TI_HOST_DEVICE constexpr uint64_t ringBytes() const { return uint64_t(stageBytes) * stages; }
   /// The shared memory the ring takes in the worker: its stages, placed at

@@ -61,6 +61,10 @@ struct Target {
   uint32_t streamStageBytes = 32 * 1024;
   uint32_t streamRingBytes = 160 * 1024;
   uint32_t streamInFlightBytes = 64 * 1024;
+  /// The bulk copies started while the consumers wait at a grid barrier: none
+  /// (measured on the H200: pausing them there took the 1B's step 1.1-1.3%
+  /// faster, docs/PERFORMANCE.md).
+  uint32_t streamHandOffInFlightBytes = 0;
 
   plan::WorkerLimits workerLimits() const {
     return plan::WorkerLimits{threadsPerWorker, maxQueryHeadsPerKvHead, headDims,

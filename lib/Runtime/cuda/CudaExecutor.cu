@@ -183,6 +183,7 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.stageBytes = p.stream.stageBytes;
   args.stages = p.stream.stages;
   args.inFlightStages = p.stream.inFlightStages;
+  args.handOffInFlightStages = p.stream.handOffInFlightStages;
   args.scheduleBytes = plan::scheduleBytes(p);
   args.maxContext = p.model.maxContext;
   args.splitContext = p.attention.splitContext;

@@ -44,6 +44,7 @@ struct KernelArgs {
   uint32_t stageBytes;
   uint32_t stages;
   uint32_t inFlightStages;
+  uint32_t handOffInFlightStages; // While the consumers wait at a grid barrier.
 
   // The worker's schedule (its task records and the waves' barrier kinds) in
   // shared memory, before the tasks' scratch (WorkerLayout.h): its bytes.

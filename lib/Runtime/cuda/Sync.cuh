@@ -33,7 +33,10 @@
 // alternate in parity; a waiter names the parity of the phase it waits for.
 // The copy's completion makes its bytes visible to the threads that observe
 // the phase complete; a consumer's arrive orders its reads of the stage
-// before the producer's next copy into it (both at CTA scope).
+// before the producer's next copy into it (both at CTA scope). The consumers
+// tell the producer two things through ConsumerSignal words in shared memory,
+// neither of which orders memory: that the launch has stopped, and that they
+// wait at a grid barrier.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_SYNC_CUH
@@ -116,10 +119,12 @@ private:
   uint64_t word_;
 };
 
-/// The consumers' word to the producer that the launch has stopped (a step's
-/// selection said so, StopSignal::raise by one consumer thread): the producer
-/// polls it while it waits for a stage the consumers will never release.
-class StopSignal {
+/// A word from the consumers (one thread raises and clears it) that the
+/// producer polls: that the launch has stopped (a step's selection said so),
+/// while the producer waits for a stage the consumers will never release; or
+/// that they wait at a grid barrier, during which it starts at most the plan's
+/// hand-off copies.
+class ConsumerSignal {
 public:
   __device__ void clear() { flag_ = 0; }
   __device__ void raise() { flag_ = 1; }

@@ -166,16 +166,19 @@ private:
 
 #if TI_WORKER_STREAM
 /// The producer: one thread of the producer warp. It fills the ring with the
-/// streamed segments of the worker's `count` tasks (its schedule), for every step of
-/// the launch, never waiting for anything but a free stage and the cap on
-/// copies in flight; it stops early when the consumers raise `stop`. Before
-/// it returns, every copy it issued has landed (the block's shared memory must
-/// outlive them).
+/// streamed segments of the worker's `count` tasks (its schedule), for every
+/// step of the launch, never waiting for anything but a free stage and the cap
+/// on copies in flight (the plan's hand-off cap while the consumers wait at a
+/// grid barrier, `atBarrier`); it stops early when the consumers raise `stop`.
+/// Before it returns, every copy it issued has landed (the block's shared
+/// memory must outlive them).
 class WeightProducer {
 public:
   __device__ WeightProducer(const uint8_t *weights, const Ring &ring, uint32_t inFlight,
-                            const StopSignal &stop)
-      : base_(weights), ring_(ring), inFlight_(inFlight), stop_(stop) {}
+                            uint32_t handOffInFlight, const ConsumerSignal &stop,
+                            const ConsumerSignal &atBarrier)
+      : base_(weights), ring_(ring), inFlight_(inFlight), handOffInFlight_(handOffInFlight),
+        stop_(stop), atBarrier_(atBarrier) {}
 
   __device__ void run(const plan::TaskRecord *tasks, uint32_t count, int32_t steps) {
     for (int32_t step = 0; step < steps; ++step)
@@ -197,6 +200,24 @@ private:
     return true;
   }
 
+  /// Waits until one more copy may start: fewer than the cap issued and not
+  /// landed, the cap being handOffInFlight_ while the consumers wait at a grid
+  /// barrier and inFlight_ otherwise. False once stopped.
+  __device__ bool waitForCopySlot() {
+    for (;;) {
+      const uint32_t cap = atBarrier_.raised() ? handOffInFlight_ : inFlight_;
+      if (issued_ < cap)
+        return true;
+      if (cap > 0) { // Copy issued_ - cap has landed: the cap's worth remain.
+        const uint64_t j = issued_ - cap;
+        if (ring_.full[j % ring_.count].tryWait(uint32_t(j / ring_.count) & 1))
+          return true;
+      }
+      if (stop_.raised())
+        return false;
+    }
+  }
+
   /// Copies segment `s` into the next stages.
   __device__ bool fill(const plan::StreamSegment &s) {
     const uint32_t per = plan::rowsPerStage(s, ring_.stageBytes);
@@ -205,12 +226,8 @@ private:
       // (a fresh barrier's phase of the other parity counts as complete).
       if (!waitUnlessStopped(ring_.empty[at_.stage], at_.parity ^ 1))
         return false;
-      // At most inFlight_ copies issued and not landed.
-      if (issued_ >= inFlight_) {
-        const uint64_t j = issued_ - inFlight_;
-        if (!waitUnlessStopped(ring_.full[j % ring_.count], uint32_t(j / ring_.count) & 1))
-          return false;
-      }
+      if (!waitForCopySlot())
+        return false;
       const uint32_t bytes = min(per, s.rows - first) * s.rowBytes;
       StageBarrier &full = ring_.full[at_.stage];
       full.arriveExpectingBytes(bytes);
@@ -230,8 +247,8 @@ private:
 
   const uint8_t *base_;
   Ring ring_;
-  uint32_t inFlight_;
-  const StopSignal &stop_;
+  uint32_t inFlight_, handOffInFlight_;
+  const ConsumerSignal &stop_, &atBarrier_;
   RingPosition at_;
   uint64_t issued_ = 0;
 };

@@ -137,7 +137,7 @@ __device__ Schedule loadSchedule(const KernelArgs &a, uint32_t first, uint32_t l
 struct StaticShared {
 #if TI_WORKER_STREAM
   StageBarrier full[kMaxStreamStages], empty[kMaxStreamStages];
-  StopSignal stop;
+  ConsumerSignal stop, atBarrier;
 #endif
   float warpSum[kWarps]; // Block reductions.
   int32_t token;         // The step's token, from thread 0.
@@ -146,6 +146,21 @@ struct StaticShared {
   uint64_t traceBegan;   // The open event's start (thread 0 only).
 };
 static_assert(sizeof(StaticShared) <= kStaticSharedBytes, "within the static shared budget");
+
+/// A grid barrier. In the Stream worker the producer is told that the
+/// consumers wait at it, so that it starts at most the plan's hand-off copies
+/// meanwhile (Execution.h: StreamConfig::handOffInFlightStages).
+__device__ __forceinline__ void handOff(GridBarrier &grid, StaticShared &shared) {
+#if TI_WORKER_STREAM
+  if (threadIdx.x == 0)
+    shared.atBarrier.raise();
+#endif
+  grid.sync();
+#if TI_WORKER_STREAM
+  if (threadIdx.x == 0)
+    shared.atBarrier.clear();
+#endif
+}
 
 /// The global timer (ns), the same clock on every SM.
 __device__ __forceinline__ uint64_t globalTimer() {
@@ -211,13 +226,15 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       shared.empty[i].init(kThreads);
     }
     shared.stop.clear();
+    shared.atBarrier.clear();
     StageBarrier::initFence();
   }
   // The whole block, the only time: the barriers and the schedule are ready.
   __syncthreads();
   if (threadIdx.x >= kThreads) {
     if (threadIdx.x == kThreads)
-      WeightProducer(a.weights, ring, a.inFlightStages, shared.stop)
+      WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages, shared.stop,
+                     shared.atBarrier)
           .run(schedule.tasks, schedule.count, a.launch.maxSteps);
     return;
   }
@@ -263,13 +280,13 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
                             (kind == plan::BarrierKind::GridIfLong && step.longMode));
       if (closed) {
         trace.begin();
-        grid.sync();
+        handOff(grid, shared);
         trace.end(TraceKind::GridBarrier, wave);
       }
     }
     if (!closed && barriers) {
       trace.begin();
-      grid.sync();
+      handOff(grid, shared);
       trace.end(TraceKind::GridBarrier, a.waveCount);
     }
     trace.finish();

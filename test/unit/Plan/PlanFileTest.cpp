@@ -387,7 +387,7 @@ TEST(PlanFile, RefusesUnknownEnumValues) {
 
 TEST(PlanFile, AStreamConfigRoundTripsAndAPlainPlanHasNone) {
   Plan p = samplePlan();
-  p.stream = StreamConfig{ExecutionModel::Stream, 64, 4, 2};
+  p.stream = StreamConfig{ExecutionModel::Stream, 64, 4, 2, 1};
   const std::string b = serializePlan(p);
   StatusOr<Plan> read = readExact(b, b.size());
   ASSERT_TRUE(read.ok()) << read.status().message();
@@ -395,6 +395,21 @@ TEST(PlanFile, AStreamConfigRoundTripsAndAPlainPlanHasNone) {
   EXPECT_EQ(read->stream.stageBytes, 64u);
   EXPECT_EQ(read->stream.stages, 4u);
   EXPECT_EQ(read->stream.inFlightStages, 2u);
+  EXPECT_EQ(read->stream.handOffInFlightStages, 1u);
+  // None during a barrier is stored too (a plan without the field, written
+  // before it existed, reads as in flight: it never paused).
+  p.stream.handOffInFlightStages = 0;
+  const std::string none = serializePlan(p);
+  StatusOr<Plan> readNone = readExact(none, none.size());
+  ASSERT_TRUE(readNone.ok()) << readNone.status().message();
+  EXPECT_EQ(readNone->stream.handOffInFlightStages, 0u);
+  // The field's default value is not stored, so writing it makes the table of
+  // such a plan.
+  p.stream.handOffInFlightStages = ~0u;
+  const std::string old = serializePlan(p);
+  StatusOr<Plan> readOld = readExact(old, old.size());
+  ASSERT_TRUE(readOld.ok()) << readOld.status().message();
+  EXPECT_EQ(readOld->stream.handOffInFlightStages, 2u);
   // The model is the table's field 0.
   EXPECT_EQ(readError(withByte(b, follow(b, root(b), Stream), 0, 9)),
             "plan has unknown execution model 9");

@@ -519,6 +519,10 @@ TEST(PlanVerifierTest, TheRingIsOneTheBulkCopiesCanFill) {
   p = streamPlan();
   p.stream.inFlightStages = 0;
   EXPECT_TRUE(hasError(p, {"execution: 0 stages in flight, of a ring of 4"}));
+  p = streamPlan();
+  p.stream.handOffInFlightStages = p.stream.inFlightStages + 1;
+  EXPECT_TRUE(hasError(p, {"execution: 3 stages in flight during a grid barrier, more than the 2 "
+                           "of the stream"}));
 }
 
 TEST(PlanVerifierTest, AStreamPlanRunsOnTheStreamWorkersThreads) {

@@ -133,6 +133,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   t.streamStageBytes = 16 * 1024;
   t.streamRingBytes = 128 * 1024;
   t.streamInFlightBytes = 32 * 1024;
+  t.streamHandOffInFlightBytes = 16 * 1024;
   EXPECT_EQ(t.threadsPerWorker, plan::kStreamConsumerThreads);
   EXPECT_EQ(t.maxRegisters, plan::kStreamWorkerRegisters);
   const std::string json = targetToJson(t);
@@ -143,6 +144,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->streamStageBytes, t.streamStageBytes);
   EXPECT_EQ(back->streamRingBytes, t.streamRingBytes);
   EXPECT_EQ(back->streamInFlightBytes, t.streamInFlightBytes);
+  EXPECT_EQ(back->streamHandOffInFlightBytes, t.streamHandOffInFlightBytes);
   EXPECT_EQ(targetToJson(*back), json);
 }
 
@@ -164,6 +166,10 @@ TEST(Target, BadStreamShapesAreOneLine) {
             "x.json: \"stream_ring_bytes\" must hold at least two stages");
   EXPECT_EQ(parse(R"("stream_in_flight_bytes": 1000)"),
             "x.json: \"stream_in_flight_bytes\" must be between a stage and the ring");
+  EXPECT_EQ(parse(R"("stream_hand_off_in_flight_bytes": 65537)"),
+            "x.json: \"stream_hand_off_in_flight_bytes\" must be at most "
+            "\"stream_in_flight_bytes\"");
+  EXPECT_EQ(parse(R"("stream_hand_off_in_flight_bytes": 65536)"), "ok");
   auto sm86 = parseTargetJson(R"({"name": "x", "arch": "sm_86", "workers": 4, "bandwidth_gbs": 1,
                                   "execution": "stream", "threads_per_worker": 512})",
                               "x.json");
