@@ -78,6 +78,9 @@ constexpr uint32_t kLoadsInFlight = 2;
 /// flight together (registers: 8 words per position; the Plain worker's 64
 /// registers hold fewer).
 constexpr uint32_t kShortRowsAhead = kStreamed ? 2 : 1;
+/// The Stream worker's producer, paused while its consumers wait at a grid
+/// barrier, reads their word this often.
+constexpr uint32_t kPausePollNanoseconds = 100;
 /// Chunks of the attention partials whose loads a thread issues together when
 /// it merges them (two 16-byte loads each): the register budget decides.
 constexpr uint32_t kMergeBatch = kStreamed ? 8 : 2;

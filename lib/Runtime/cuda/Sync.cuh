@@ -123,15 +123,17 @@ private:
 /// producer polls: that the launch has stopped (a step's selection said so),
 /// while the producer waits for a stage the consumers will never release; or
 /// that they wait at a grid barrier, during which it starts at most the plan's
-/// hand-off copies.
+/// hand-off copies. Every access is a shared-memory atomic: the word orders
+/// nothing, but plain accesses from two warps are a race (compute-sanitizer's
+/// racecheck reports them).
 class ConsumerSignal {
 public:
-  __device__ void clear() { flag_ = 0; }
-  __device__ void raise() { flag_ = 1; }
-  __device__ bool raised() const { return flag_ != 0; }
+  __device__ void clear() { atomicExch(&flag_, 0u); }
+  __device__ void raise() { atomicExch(&flag_, 1u); }
+  __device__ bool raised() { return atomicOr(&flag_, 0u) != 0; }
 
 private:
-  volatile uint32_t flag_;
+  uint32_t flag_;
 };
 #endif
 

@@ -175,8 +175,8 @@ private:
 class WeightProducer {
 public:
   __device__ WeightProducer(const uint8_t *weights, const Ring &ring, uint32_t inFlight,
-                            uint32_t handOffInFlight, const ConsumerSignal &stop,
-                            const ConsumerSignal &atBarrier)
+                            uint32_t handOffInFlight, ConsumerSignal &stop,
+                            ConsumerSignal &atBarrier)
       : base_(weights), ring_(ring), inFlight_(inFlight), handOffInFlight_(handOffInFlight),
         stop_(stop), atBarrier_(atBarrier) {}
 
@@ -205,7 +205,8 @@ private:
   /// barrier and inFlight_ otherwise. False once stopped.
   __device__ bool waitForCopySlot() {
     for (;;) {
-      const uint32_t cap = atBarrier_.raised() ? handOffInFlight_ : inFlight_;
+      const bool paused = atBarrier_.raised();
+      const uint32_t cap = paused ? handOffInFlight_ : inFlight_;
       if (issued_ < cap)
         return true;
       if (cap > 0) { // Copy issued_ - cap has landed: the cap's worth remain.
@@ -215,6 +216,8 @@ private:
       }
       if (stop_.raised())
         return false;
+      if (paused) // A barrier lasts microseconds: poll its word gently.
+        __nanosleep(kPausePollNanoseconds);
     }
   }
 
@@ -248,7 +251,7 @@ private:
   const uint8_t *base_;
   Ring ring_;
   uint32_t inFlight_, handOffInFlight_;
-  const ConsumerSignal &stop_, &atBarrier_;
+  ConsumerSignal &stop_, &atBarrier_;
   RingPosition at_;
   uint64_t issued_ = 0;
 };

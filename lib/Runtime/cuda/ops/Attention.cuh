@@ -261,7 +261,8 @@ struct OnlineSoftmax {
 class ShortAttention {
 public:
   __device__ ShortAttention(const AttentionTask &at, const Step &step)
-      : at_(at), pos_(step.pos), r_(warpId() / (kWarps / at.group)),
+      : at_(at), pos_(step.pos), end_(step.longMode ? at.jb : at.je),
+        r_(warpId() / (kWarps / at.group)),
         groups_(kWarps / at.group * kWarpSize / at.lanes()) {
     const uint32_t local = threadIdx.x - r_ * (kWarps / at.group) * kWarpSize;
     group_ = local / at.lanes();
@@ -354,7 +355,7 @@ private:
   /// Slot u <- the cache rows of position j, when the task attends it and the
   /// caches hold it (position pos comes from kNow and vNow).
   __device__ __forceinline__ void fetch(int32_t j, uint32_t u) {
-    if (r_ < at_.group && j < at_.je && j != pos_) {
+    if (r_ < at_.group && j < end_ && j != pos_) {
       const uint64_t at =
           uint64_t(j) * at_.geo.kvRows() + at_.g * at_.geo.headDim + lane_ * kVector;
       k_[u] = loadArenaBf16x8(at_.kCache + at);
@@ -364,6 +365,7 @@ private:
 
   const AttentionTask &at_;
   const int32_t pos_;
+  const int32_t end_; // Positions fetched: the task's, none in long mode (its other loops run).
   const uint32_t r_;      // The head of the group that this thread's warp takes.
   const uint32_t groups_; // Lane groups per head.
   uint32_t group_, lane_; // This thread's lane group, and its lane in it.
