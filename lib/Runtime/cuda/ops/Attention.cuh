@@ -253,124 +253,97 @@ struct OnlineSoftmax {
   }
 };
 
-/// Steps 2s and 3s (short mode). Constructed before step 1, so that (Stream
-/// worker) the K/V rows of each group's first kShortRowsAhead positions are in
-/// flight with the rotation's loads; run() then keeps that many positions
-/// ahead in flight. Each position's rows were a dependent round trip through
-/// L2: 1.9 µs of the 1B's task at context 2 (docs/PERFORMANCE.md).
-class ShortAttention {
-public:
-  __device__ ShortAttention(const AttentionTask &at, const Step &step)
-      : at_(at), pos_(step.pos), end_(step.longMode ? at.jb : at.je),
-        r_(warpId() / (kWarps / at.group)),
-        groups_(kWarps / at.group * kWarpSize / at.lanes()) {
-    const uint32_t local = threadIdx.x - r_ * (kWarps / at.group) * kWarpSize;
-    group_ = local / at.lanes();
-    lane_ = local % at.lanes();
-    if constexpr (kStreamed)
-      fetchFirst();
-  }
-
-  /// From the rotated queries `qs`, the rounded key `kNow` and value `vNow` of
-  /// position pos and the caches' rows before it, into partials[0]. `state`:
-  /// kWarps * stateStride floats. Ends with a block barrier.
-  __device__ void run(float scale, const float *qs, const float *kNow, const float *vNow,
-                      float *state, uint32_t stateStride) {
-    if constexpr (!kStreamed)
-      fetchFirst();
-    const AttentionTask &at = at_;
-    const uint32_t d = at.geo.headDim, heads = at.group, lanes = at.lanes(), lane = lane_;
-    OnlineSoftmax acc;
-    if (r_ < heads) { // Whole warps: the idle ones skip the loop together.
-      // The query from shared memory at each use: in registers it would spill
-      // the Plain worker's 64.
-      const float *q = qs + r_ * d + lane * kVector;
-      const int32_t step = int32_t(groups_);
-      // Every group of a warp runs the same trip count (the butterfly needs
-      // whole warps); a group past je folds in nothing.
+/// Steps 2s and 3s (short mode): the group's attention from the rotated
+/// queries `qs`, the rounded key `kNow` and value `vNow` of position pos and the
+/// caches' rows before it, into partials[0]. `state`: kWarps * (D + 2) floats.
+/// Ends with a block barrier.
+__device__ void attendShort(const AttentionTask &at, const Step &step, float scale,
+                            const float *qs, const float *kNow, const float *vNow,
+                            float *state, uint32_t stateStride) {
+  const uint32_t d = at.geo.headDim, heads = at.group, lanes = at.lanes();
+  const uint32_t warpsPerHead = kWarps / heads;
+  const uint32_t r = warpId() / warpsPerHead;
+  const uint32_t local = threadIdx.x - r * warpsPerHead * kWarpSize;
+  const uint32_t groups = warpsPerHead * kWarpSize / lanes;
+  const uint32_t group = local / lanes, lane = local % lanes;
+  OnlineSoftmax acc;
+  if (r < heads) { // Whole warps: the idle ones skip the loop together.
+    // The query from shared memory at each use: in registers it would spill
+    // the Plain worker's 64.
+    const float *q = qs + r * d + lane * kVector;
+    const uint64_t row = at.geo.kvRows();
+    const uint16_t *kCache = at.kCache + at.g * d + lane * kVector;
+    const uint16_t *vCache = at.vCache + at.g * d + lane * kVector;
+    // Slot u holds the cache rows of the group's position u of each round:
+    // kShortRowsAhead positions' loads in flight together, each issued a
+    // round ahead (one at a time, each was a dependent round trip through L2:
+    // 1.9 us of the 1B's task at context 2, docs/PERFORMANCE.md). A slot past
+    // je is computed on, never added.
+    Bf16x8 kRows[kShortRowsAhead] = {}, vRows[kShortRowsAhead] = {};
+    auto fetch = [&](int32_t j, uint32_t u) {
+      if (j < at.je && j != step.pos) {
+        kRows[u] = loadArenaBf16x8(kCache + uint64_t(j) * row);
+        vRows[u] = loadArenaBf16x8(vCache + uint64_t(j) * row);
+      }
+    };
+    const int32_t round = int32_t(kShortRowsAhead * groups);
+#pragma unroll
+    for (uint32_t u = 0; u < kShortRowsAhead; ++u)
+      fetch(at.jb + int32_t(group + u * groups), u);
+    // Every group of a warp runs the same trip count (the butterfly needs
+    // whole warps); a group past je folds in nothing.
 #pragma unroll 1
-      for (int32_t base = at.jb; base < at.je; base += int32_t(kShortRowsAhead) * step) {
+    for (int32_t base = at.jb; base < at.je; base += round) {
 #pragma unroll
-        for (uint32_t u = 0; u < kShortRowsAhead; ++u) {
-          const int32_t j = base + int32_t(group_ + u * groups_);
-          float k8[kVector], v8[kVector];
+      for (uint32_t u = 0; u < kShortRowsAhead; ++u) {
+        const int32_t j = base + int32_t(group + u * groups);
+        float k8[kVector], v8[kVector];
 #pragma unroll
-          for (uint32_t e = 0; e < kVector; ++e) {
-            k8[e] = j == pos_ ? kNow[lane * kVector + e] : k_[u].at(e);
-            v8[e] = j == pos_ ? vNow[lane * kVector + e] : v_[u].at(e);
-          }
-          fetch(j + int32_t(kShortRowsAhead) * step, u);
-          float p = 0;
-#pragma unroll
-          for (uint32_t e = 0; e < kVector; ++e)
-            p = fmaf(k8[e], q[e], p);
-          p = groupSum(p, lanes);
-          if (j < at.je)
-            acc.add(scale * p, v8);
+        for (uint32_t e = 0; e < kVector; ++e) { // Position pos: from the task's own.
+          k8[e] = j == step.pos ? kNow[lane * kVector + e] : kRows[u].at(e);
+          v8[e] = j == step.pos ? vNow[lane * kVector + e] : vRows[u].at(e);
         }
-      }
-    }
-    for (uint32_t offset = lanes; offset < kWarpSize; offset *= 2)
-      acc.mergeLane(offset);
-    if (r_ < heads && laneId() < lanes) {
-      float *mine = state + warpId() * stateStride;
+        fetch(j + round, u);
+        float p = 0;
 #pragma unroll
-      for (uint32_t e = 0; e < kVector; ++e)
-        mine[lane * kVector + e] = acc.v[e];
-      if (lane == 0) {
-        mine[d] = acc.m;
-        mine[d + 1] = acc.l;
+        for (uint32_t e = 0; e < kVector; ++e)
+          p = fmaf(k8[e], q[e], p);
+        p = groupSum(p, lanes);
+        if (j < at.je)
+          acc.add(scale * p, v8);
       }
     }
-    blockBarrier();
-    const uint32_t first = at.g * heads, warpsPerHead = kWarps / heads;
-    for (uint32_t i = threadIdx.x; i < heads * d; i += kThreads) {
-      const uint32_t h = i / d, k = i % d;
-      const float *w = state + h * warpsPerHead * stateStride;
-      float top = kNegativeInfinity;
-      for (uint32_t x = 0; x < warpsPerHead; ++x)
-        top = fmaxf(top, w[x * stateStride + d]);
-      float l = 0, sum = 0;
-      for (uint32_t x = 0; x < warpsPerHead; ++x) {
-        const float f = expf(w[x * stateStride + d] - top); // 0 for an empty warp.
-        l = fmaf(w[x * stateStride + d + 1], f, l);
-        sum = fmaf(w[x * stateStride + k], f, sum);
-      }
-      at.partials(0, first + h)[k] = sum / l;
-    }
-    blockBarrier();
   }
-
-private:
-  /// The first kShortRowsAhead positions' rows: the Stream worker's before
-  /// step 1; the Plain worker's 64 registers cannot hold them across it.
-  __device__ __forceinline__ void fetchFirst() {
+  for (uint32_t offset = lanes; offset < kWarpSize; offset *= 2)
+    acc.mergeLane(offset);
+  if (r < heads && laneId() < lanes) {
+    float *mine = state + warpId() * stateStride;
 #pragma unroll
-    for (uint32_t u = 0; u < kShortRowsAhead; ++u) {
-      k_[u] = v_[u] = Bf16x8{}; // A slot past je is computed on, never added.
-      fetch(at_.jb + int32_t(group_ + u * groups_), u);
+    for (uint32_t e = 0; e < kVector; ++e)
+      mine[lane * kVector + e] = acc.v[e];
+    if (lane == 0) {
+      mine[d] = acc.m;
+      mine[d + 1] = acc.l;
     }
   }
-
-  /// Slot u <- the cache rows of position j, when the task attends it and the
-  /// caches hold it (position pos comes from kNow and vNow).
-  __device__ __forceinline__ void fetch(int32_t j, uint32_t u) {
-    if (r_ < at_.group && j < end_ && j != pos_) {
-      const uint64_t at =
-          uint64_t(j) * at_.geo.kvRows() + at_.g * at_.geo.headDim + lane_ * kVector;
-      k_[u] = loadArenaBf16x8(at_.kCache + at);
-      v_[u] = loadArenaBf16x8(at_.vCache + at);
+  blockBarrier();
+  const uint32_t first = at.g * heads;
+  for (uint32_t i = threadIdx.x; i < heads * d; i += kThreads) {
+    const uint32_t h = i / d, k = i % d;
+    const float *w = state + h * warpsPerHead * stateStride;
+    float top = kNegativeInfinity;
+    for (uint32_t x = 0; x < warpsPerHead; ++x)
+      top = fmaxf(top, w[x * stateStride + d]);
+    float l = 0, sum = 0;
+    for (uint32_t x = 0; x < warpsPerHead; ++x) {
+      const float f = expf(w[x * stateStride + d] - top); // 0 for an empty warp.
+      l = fmaf(w[x * stateStride + d + 1], f, l);
+      sum = fmaf(w[x * stateStride + k], f, sum);
     }
+    at.partials(0, first + h)[k] = sum / l;
   }
-
-  const AttentionTask &at_;
-  const int32_t pos_;
-  const int32_t end_; // Positions fetched: the task's, none in long mode (its other loops run).
-  const uint32_t r_;      // The head of the group that this thread's warp takes.
-  const uint32_t groups_; // Lane groups per head.
-  uint32_t group_, lane_; // This thread's lane group, and its lane in it.
-  Bf16x8 k_[kShortRowsAhead], v_[kShortRowsAhead];
-};
+  blockBarrier();
+}
 
 /// Step 4 for every head of the group: all at once when the heads divide the
 /// warps, else one head at a time (each with every warp).
@@ -405,7 +378,6 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   //    short mode the items past the rotation's copy position pos's value, so
   //    that its loads are in flight with the rotation's.
   const float *qkv = at.qkv;
-  ShortAttention shortMode(at, step); // Its first K/V loads: before the rotation's.
   const uint32_t rotations = (group + 1) * half;
   const uint32_t items = rotations + (step.longMode ? 0 : d);
   for (uint32_t idx = threadIdx.x; idx < items; idx += kThreads) {
@@ -436,7 +408,8 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
       row[i] = floatToBf16(kNow[i]);
   }
   if (!step.longMode) {
-    shortMode.run(scale, qs, kNow, vNow, s.floats + layout.partialsAt, layout.partialsStride);
+    attendShort(at, step, scale, qs, kNow, vNow, s.floats + layout.partialsAt,
+                layout.partialsStride);
     return;
   }
 
