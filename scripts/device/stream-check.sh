@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Issue #13's one call: the stream worker's checks and its benchmark, built
+# tools in, one table out; nothing is built on the device. Run from the
+# repository root with the tools of a CUDA build in $TI_BIN (default
+# .device/bin), and optionally a second build's in $TI_BASELINE_BIN:
+#   TI_BIN=build/bin [TI_BASELINE_BIN=.device/base] bash scripts/device/stream-check.sh [OUTDIR]
+# 1. TiGpuTests; compute-sanitizer memcheck, racecheck and synccheck on the
+#    tiny model's stream plan and racecheck on its plain plan (3 prompt
+#    tokens, 20 generated);
+# 2. Llama 3.2 1B with random weights, the h200 plan: `tirun bench` at
+#    contexts 1, 128 and 4,096 in the worker modes full, no-dependencies and
+#    stream-only (each against the floor measured in the same process). With
+#    a baseline, its tools compile and pack their own plan, and its full mode
+#    and this build's alternate twice in the same call: the kernel's speed
+#    moves by about 1% with changes far from a loop (docs/PERFORMANCE.md), so
+#    a change is only measured against its parent in one call;
+# 3. one table: build, mode, context, ms per token (median), share of floor.
+# Any failure prints FAILED and makes the exit status 1; the last line is PASS
+# or FAIL.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "${1:-}" /tmp/stream-check
+base=${TI_BASELINE_BIN:-}
+contexts=${TI_CONTEXTS:-1,128,4096}
+
+nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
+
+echo "== GPU tests"
+"$bin/TiGpuTests" > "$out/gpu-tests.log" 2>&1 || fail "TiGpuTests (see $out/gpu-tests.log)"
+grep -E "^\[ *(PASSED|FAILED) *\]" "$out/gpu-tests.log"
+if grep -q '^\[  SKIPPED \]' "$out/gpu-tests.log"; then
+  fail "TiGpuTests skipped tests on a machine with a GPU"
+fi
+
+echo "== compute-sanitizer, tiny model"
+if "$bin/tic" models/tiny.graph --target h200 --execution stream --max-context 64 -o "$work/tiny-s.fb" &&
+   "$bin/tic" models/tiny.graph --target h200 --execution plain --max-context 64 -o "$work/tiny-p.fb" &&
+   "$bin/tipack" "$work/tiny-s.fb" --random --seed 3 -q -o "$work/tiny.bin"; then
+  for check in memcheck:s racecheck:s synccheck:s racecheck:p; do
+    tool=${check%:*} plan=${check#*:}
+    log="$out/sanitizer-$tool-$plan.log"
+    timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/tirun" \
+      "$work/tiny-$plan.fb" "$work/tiny.bin" --backend cuda --prompt-tokens 1,5,9 -n 20 \
+      > "$log" 2>&1 || fail "compute-sanitizer $tool on the tiny model's $plan plan (see $log)"
+    echo "$tool ($plan): $(grep -h SUMMARY "$log")"
+  done
+else
+  fail "compiling or packing the tiny model"
+fi
+
+echo "== Llama 3.2 1B, random weights: tirun bench"
+# compile BUILD BIN: the build's own plan and weights (a layout may change).
+compile() {
+  "$2/tic" models/llama32-1b.graph --target h200 -o "$work/$1.fb" &&
+    "$2/tipack" "$work/$1.fb" --random --seed 1 -q -o "$work/$1.bin"
+}
+# bench BUILD BIN MODE TAG: one tirun bench, its JSON kept for the table.
+bench() {
+  "$2/tirun" bench "$work/$1.fb" "$work/$1.bin" --contexts "$contexts" --sessions 3 \
+    --generate 0 --worker-mode "$3" --json "$out/bench-$4.json" > "$out/bench-$4.txt" 2>&1 ||
+    fail "tirun bench, $4 (see $out/bench-$4.txt)"
+}
+if compile new "$bin"; then
+  if [ -n "$base" ]; then
+    if compile base "$base"; then
+      for round in 1 2; do
+        bench base "$base" full "base-full-$round"
+        bench new "$bin" full "new-full-$round"
+      done
+    else
+      fail "the baseline's tools could not compile and pack the 1B"
+    fi
+  else
+    bench new "$bin" full new-full-1
+  fi
+  bench new "$bin" no-dependencies new-no-dependencies
+  bench new "$bin" stream-only new-stream-only
+else
+  fail "compiling or packing Llama 3.2 1B"
+fi
+
+echo "== the table"
+python3 - "$out" <<'PY' | tee "$out/table.txt" || fail "the table (a bench JSON is missing or malformed)"
+import glob, json, os, sys
+rows = []
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "bench-*.json"))):
+    tag = os.path.basename(path)[len("bench-"):-len(".json")]
+    build, rest = tag.split("-", 1)
+    mode = rest.rsplit("-", 1)[0] if rest[-1].isdigit() else rest
+    for runtime in json.load(open(path))["runtimes"]:
+        for c in runtime["contexts"]:
+            rows.append((build, mode, tag, c["context"], c["median_ms"], c["share_of_floor"]))
+if not rows:
+    sys.exit("no bench results")
+print(f"{'build':6} {'mode':16} {'run':24} {'context':>7} {'ms/token':>9} {'floor':>6}")
+for build, mode, tag, ctx, ms, share in sorted(rows, key=lambda r: (r[1], r[3], r[2])):
+    print(f"{build:6} {mode:16} {tag:24} {ctx:7d} {ms:9.4f} {100 * share:5.1f}%")
+PY
+
+finish
