@@ -1,6 +1,8 @@
 //===- PlanStats.cpp - What a plan streams, wave by wave ------------------===//
 #include "ti/Codegen/PlanStats.h"
 
+#include "ti/Plan/WorkerSupport.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -56,6 +58,10 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
        << " started while a grid barrier waits); " << thousands(filled)
        << " stages filled per token\n";
   }
+  const WorkerSharedBytes shared = workerSharedBytes(p);
+  os << "  shared memory per worker: " << thousands(shared.total()) << " bytes (ring "
+     << thousands(shared.ring) << ", schedule " << thousands(shared.schedule)
+     << ", the largest task's scratch " << thousands(shared.scratch) << ")\n";
 
   // Where the streamed bytes come from.
   const TokenBytes bytes = tokenBytes(p);

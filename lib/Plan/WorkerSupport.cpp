@@ -104,6 +104,14 @@ uint32_t scheduleBytes(const Plan &plan) {
   return scheduleLayout(most, uint32_t(plan.waves.size())).bytes;
 }
 
+WorkerSharedBytes workerSharedBytes(const Plan &plan) {
+  uint32_t floats = 4;
+  for (const TaskRecord &t : plan.tasks)
+    floats = std::max(floats, sharedFloatsFor(t, taskThreads(plan.stream.model)));
+  return WorkerSharedBytes{plan.stream.ringFootprint(), scheduleBytes(plan),
+                           uint64_t(floats) * sizeof(float)};
+}
+
 std::vector<WorkerProblem> workerProblems(const Plan &plan, const WorkerLimits &limits,
                                           size_t maxProblems) {
   std::vector<WorkerProblem> found;

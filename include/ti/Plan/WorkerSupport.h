@@ -46,6 +46,16 @@ struct WorkerProblem {
 /// (WorkerLayout.h): room for the most tasks any worker of `plan` runs.
 uint32_t scheduleBytes(const Plan &plan);
 
+/// The dynamic shared memory a worker of `plan` takes, by region: its weight
+/// stream's ring (Stream plans; Execution.h), its schedule, and the largest
+/// task's scratch (WorkerLayout.h, at the execution model's thread count; at
+/// least 16 bytes).
+struct WorkerSharedBytes {
+  uint64_t ring = 0, schedule = 0, scratch = 0;
+  uint64_t total() const { return ring + schedule + scratch; }
+};
+WorkerSharedBytes workerSharedBytes(const Plan &plan);
+
 /// The tasks of `plan` that a worker with `limits` cannot run, the first
 /// `maxProblems` of them, in task order.
 std::vector<WorkerProblem> workerProblems(const Plan &plan, const WorkerLimits &limits,

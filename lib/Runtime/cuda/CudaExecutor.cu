@@ -41,16 +41,6 @@ std::string archOf(const cudaDeviceProp &p) {
   return "sm_" + std::to_string(p.major * 10 + p.minor);
 }
 
-/// The dynamic shared memory of the plan's worker: its weight stream's ring
-/// (Stream plans), the worker's schedule and the largest task's scratch, in
-/// bytes (WorkerLayout.h).
-size_t sharedBytesFor(const plan::Plan &p) {
-  uint32_t floats = 4;
-  for (const plan::TaskRecord &t : p.tasks)
-    floats = std::max(floats, plan::sharedFloatsFor(t, plan::taskThreads(p.stream.model)));
-  return p.stream.ringFootprint() + plan::scheduleBytes(p) + size_t(floats) * sizeof(float);
-}
-
 /// The kernel of an execution model's worker.
 const void *entryFor(plan::ExecutionModel model, bool traced = false) {
   return model == plan::ExecutionModel::Stream ? cuda::streamWorkerEntry(traced)
@@ -384,7 +374,8 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
     cudaGetLastError();
     return Status::error("the CUDA worker was not built for " + gpu + ": " + cudaGetErrorString(e));
   }
-  const size_t shared = sharedBytesFor(p); // Within the limits checked above.
+  // Within the limits checked above.
+  const size_t shared = plan::workerSharedBytes(p).total();
   auto attributes = workerAttributes(device, shared, model);
   if (!attributes)
     return attributes.status();
