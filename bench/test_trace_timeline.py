@@ -75,6 +75,29 @@ class HandMadeTrace(unittest.TestCase):
         self.assertParts(acc.parts(), {"ideal": 2, "gemv": 4, "barrier": 4.5,
                                        "attention": 4, "other": 1.5}, 16)
 
+    def test_barriers_and_tasks_by_opcode(self):
+        acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
+        # Wave 0: last arrival 6, departures 8 and 8. Wave 1: last arrival 12,
+        # departures 13 and 13.5. Wave 2: last arrival 15, departures 16, 16.
+        self.assertEqual(tt.barriers_by_opcode(acc), {
+            "gemv": {"barriers": 1, "first_departure_us": 2.0, "last_departure_us": 2.0},
+            "attention_scores": {"barriers": 1, "first_departure_us": 1.0,
+                                 "last_departure_us": 1.5},
+            "reduce_residual": {"barriers": 1, "first_departure_us": 1.0,
+                                "last_departure_us": 1.0}})
+        tasks = tt.tasks_by_opcode(acc)
+        self.assertEqual(tasks["gemv"], {"tasks": 2, "p10_us": 5, "median_us": 5.5, "p90_us": 6,
+                                         "max_us": 6})
+        self.assertEqual(tasks["attention_scores"]["median_us"], 2.25)
+
+    def test_quantiles_are_nearest_rank(self):
+        v = list(range(1, 11))  # 1..10
+        self.assertEqual(tt.quantile(v, 0.1), 1)
+        self.assertEqual(tt.quantile(v, 0.9), 9)
+        self.assertEqual(tt.quantile(v, 1.0), 10)
+        self.assertEqual(tt.quantile([7], 0.9), 7)
+        self.assertEqual(tt.median([3, 1, 2, 10]), 2.5)
+
     def test_kv_bytes_move_attention_time_into_ideal(self):
         acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0, kv_bytes=1000)
         self.assertParts(acc.parts(), {"ideal": 3, "gemv": 4, "barrier": 4.5,

@@ -51,6 +51,13 @@ The per-wave parts are kept as pieces (wave, category, microseconds), so the
 same sums give the step's accounting, the GEMV part by wave name (q+k+v, o,
 ffn, lm_head) and the accounting of one layer's window.
 
+After the accounting come two tables that say what is behind its parts: the
+barriers by the opcode of the wave each closes, with the medians of the time
+from the last worker's arrival to the first and to the last departure (the
+barrier itself, not the stragglers it waits for), and every task's duration
+by opcode (10th, 50th and 90th percentiles, the largest: a wave waits for
+its slowest task).
+
 --png draws every worker's events (tasks by opcode, barrier waits in grey,
 the selection in its own colour), one layer enlarged below (default: the
 middle one), and under each panel a bar splitting its time as above.
@@ -293,6 +300,48 @@ def layers(acc):
     return sorted({layer_of(w.name) for w in acc.waves} - {None})
 
 
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def quantile(values, q):
+    """The nearest-rank q-quantile (0 < q <= 1) of `values`."""
+    v = sorted(values)
+    return v[max(0, min(len(v) - 1, -(-int(q * 1000) * len(v) // 1000) - 1))]
+
+
+def barriers_by_opcode(acc):
+    """The barriers by the opcode of the wave each closes (the last wave
+    before it with tasks): how many, and the medians of the time from the last
+    worker's arrival to the first worker's departure and to the last one's
+    (the barrier itself, without the stragglers it waits for), in µs."""
+    rows, opcode = {}, "select"
+    for w in acc.waves:
+        if w.tasks:
+            opcode = w.opcode
+        if not w.barriers:
+            continue
+        arrival = max(b["ts"] for b in w.barriers)
+        first = min(end(b) for b in w.barriers) - arrival
+        last = max(end(b) for b in w.barriers) - arrival
+        rows.setdefault(opcode, []).append((first, last))
+    return {op: {"barriers": len(r), "first_departure_us": median([x[0] for x in r]),
+                 "last_departure_us": median([x[1] for x in r])} for op, r in rows.items()}
+
+
+def tasks_by_opcode(acc):
+    """Per opcode, the tasks' durations: count, 10th, 50th and 90th
+    percentiles and the largest, in µs (a wave waits for its slowest)."""
+    durations = {}
+    for w in acc.waves:
+        for t in w.tasks:
+            durations.setdefault(w.opcode, []).append(t["dur"])
+    return {op: {"tasks": len(d), "p10_us": quantile(d, 0.1), "median_us": median(d),
+                 "p90_us": quantile(d, 0.9), "max_us": max(d)} for op, d in durations.items()}
+
+
 def to_json(acc):
     return {
         "step_us": acc.total,
@@ -305,6 +354,8 @@ def to_json(acc):
         "parts_us": acc.parts(),
         "gemv_by_wave": gemv_by_pattern(acc),
         "other_by_opcode": other_by_opcode(acc),
+        "barriers_by_opcode": barriers_by_opcode(acc),
+        "tasks_by_opcode": tasks_by_opcode(acc),
     }
 
 
@@ -332,6 +383,18 @@ def print_report(acc, out=None):
     print("other by opcode:", file=out)
     for name, us in j["other_by_opcode"].items():
         print(f"  {name:<24} {us:9.1f}", file=out)
+    print("barriers by the wave they close, from the last arrival (medians):", file=out)
+    print(f"  {'opcode':<20} {'barriers':>8} {'to first departure us':>22} "
+          f"{'to last us':>10}", file=out)
+    for name, r in j["barriers_by_opcode"].items():
+        print(f"  {name:<20} {r['barriers']:>8} {r['first_departure_us']:22.2f} "
+              f"{r['last_departure_us']:10.2f}", file=out)
+    print("tasks by opcode (us):", file=out)
+    print(f"  {'opcode':<20} {'tasks':>6} {'p10':>8} {'median':>8} {'p90':>8} {'max':>8}",
+          file=out)
+    for name, r in j["tasks_by_opcode"].items():
+        print(f"  {name:<20} {r['tasks']:>6} {r['p10_us']:8.2f} {r['median_us']:8.2f} "
+              f"{r['p90_us']:8.2f} {r['max_us']:8.2f}", file=out)
 
 
 # --- the picture -------------------------------------------------------------
