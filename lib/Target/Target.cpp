@@ -110,9 +110,9 @@ Status validate(const Target &t, const std::string &source) {
   if (t.vectorElements == 0)
     return bad("\"vector_elements\" must be positive");
   if (t.execution == plan::ExecutionModel::Stream) {
-    if (t.arch != "sm_90")
-      return bad("the stream execution model needs sm_90 (the bulk-copy engine); \"arch\" is \"" +
-                 t.arch + "\"");
+    if (t.arch != plan::kStreamArch)
+      return bad(std::string("the stream execution model needs ") + plan::kStreamArch +
+                 " (the bulk-copy engine); \"arch\" is \"" + t.arch + "\"");
     if (t.threadsPerWorker != plan::kStreamConsumerThreads)
       return bad("\"threads_per_worker\" of the stream worker is " +
                  std::to_string(plan::kStreamConsumerThreads));

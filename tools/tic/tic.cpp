@@ -131,9 +131,9 @@ int run(const Options &opts) {
   if (!opts.execution.empty()) {
     const auto model = opts.execution == "stream" ? ti::plan::ExecutionModel::Stream
                                                   : ti::plan::ExecutionModel::Plain;
-    if (model == ti::plan::ExecutionModel::Stream && target->arch != "sm_90")
-      return fail("--execution stream needs an sm_90 target (the bulk-copy engine); '" +
-                  llvm::Twine(target->name) + "' is " + target->arch);
+    if (model == ti::plan::ExecutionModel::Stream && target->arch != ti::plan::kStreamArch)
+      return fail(llvm::Twine("--execution stream needs an ") + ti::plan::kStreamArch +
+                  " target (the bulk-copy engine); '" + target->name + "' is " + target->arch);
     *target = target->withExecution(model);
   }
 

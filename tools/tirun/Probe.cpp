@@ -85,7 +85,7 @@ int ti::tirun::runProbe(int argc, char **argv) {
   // The worker's execution model for this GPU: the stream worker where the
   // bulk-copy engine is (sm_90), the plain one elsewhere (ti/Plan/Execution.h).
   const plan::ExecutionModel model =
-      info->arch == "sm_90" ? plan::ExecutionModel::Stream : plan::ExecutionModel::Plain;
+      info->arch == plan::kStreamArch ? plan::ExecutionModel::Stream : plan::ExecutionModel::Plain;
   const uint32_t threads = plan::blockThreads(model);
   auto attributes = CudaExecutor::workerAttributes(device, 0, model);
   if (!attributes)

@@ -52,6 +52,9 @@ constexpr uint32_t kStreamWorkerThreads = kStreamConsumerThreads + 32;
 constexpr uint32_t kPlainWorkerRegisters = 64;
 constexpr uint32_t kStreamWorkerRegisters = 96;
 
+/// The GPU architecture the Stream worker is built for and needs (the
+/// bulk-copy engine); every other GPU runs the Plain worker.
+constexpr const char *kStreamArch = "sm_90";
 /// Ring stages a Stream plan may have (the worker keeps a barrier pair each).
 constexpr uint32_t kMaxStreamStages = 16;
 /// Where the ring starts in shared memory: bulk copies into 128-byte aligned

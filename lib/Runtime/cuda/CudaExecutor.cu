@@ -349,9 +349,9 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
     return Status::error("the plan was made for " + std::to_string(p.target.threadsPerWorker) +
                          "-thread workers; the CUDA " + plan::executionModelName(model) +
                          " worker has " + std::to_string(threads));
-  if (model == plan::ExecutionModel::Stream && info->arch != "sm_90")
-    return Status::error("the plan's stream execution needs sm_90 (the bulk-copy engine), but " +
-                         gpu + " is " + info->arch);
+  if (model == plan::ExecutionModel::Stream && info->arch != plan::kStreamArch)
+    return Status::error(std::string("the plan's stream execution needs ") + plan::kStreamArch +
+                         " (the bulk-copy engine), but " + gpu + " is " + info->arch);
   int cooperative = 0;
   TI_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
   if (!cooperative)
