@@ -5,16 +5,17 @@
 // (ti/Plan/Execution.h): TI_WORKER_STREAM is 0 for the Plain worker
 // (Worker.cu), 1 for the Stream worker (StreamWorker.cu); what depends on it
 // lives in an inline namespace named after the model, so that the two
-// compilations never share a symbol. What a plan may ask of this worker (the most query heads per kv
-// head, the head dims, the shared memory) is reported by
+// compilations never share a symbol. What a plan may ask of this worker (the
+// most query heads per kv head, the head dims, the shared memory) is reported by
 // CudaExecutor::workerLimits() from these constants; tic reads the same facts
 // from the target (ti/Target/Target.h) and refuses plans beyond them.
 //
 // Shared memory of one worker:
 //   static   the block reductions' per-warp slots, the step's token (Worker.cu,
 //            ops/Common.cuh): kStaticSharedBytes at most;
-//   dynamic  one float array, reused by every task, laid out as
-//            ti/Plan/WorkerLayout.h says for this worker's kThreads.
+//   dynamic  the Stream worker's ring, the worker's schedule, then one float
+//            array reused by every task, laid out as ti/Plan/WorkerLayout.h
+//            says for this worker's kThreads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_CONFIG_CUH
@@ -52,7 +53,7 @@ constexpr bool kStreamed = kModel == plan::ExecutionModel::Stream;
 /// Threads that run tasks (the ops' kThreads), and the block's: the Stream
 /// worker adds one producer warp. The kernel is compiled for exactly
 /// kBlockThreads: __launch_bounds__(kBlockThreads, 1) caps its registers at
-/// 64 (Plain) or 120 (Stream) per thread.
+/// 64 (Plain) or 96 (Stream) per thread.
 constexpr uint32_t kThreads = plan::taskThreads(kModel);
 constexpr uint32_t kBlockThreads = plan::blockThreads(kModel);
 

@@ -94,7 +94,7 @@ struct Ring {
   uint32_t stageBytes, count;
 
   __device__ uint8_t *stage(uint32_t i) const { return stages + i * stageBytes; }
-  /// The first byte past the ring (the tasks' scratch starts there).
+  /// The first byte past the ring (the worker's schedule starts there).
   __device__ uint8_t *end() const { return stages + uint64_t(stageBytes) * count; }
 };
 
@@ -205,7 +205,8 @@ private:
   /// barrier and inFlight_ otherwise. False once stopped.
   __device__ bool waitForCopySlot() {
     for (;;) {
-      const bool paused = atBarrier_.raised();
+      // A plan that caps nothing more at a barrier needs not read the word.
+      const bool paused = handOffInFlight_ != inFlight_ && atBarrier_.raised();
       const uint32_t cap = paused ? handOffInFlight_ : inFlight_;
       if (issued_ < cap)
         return true;
