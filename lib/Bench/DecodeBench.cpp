@@ -39,19 +39,28 @@ Status fillContext(const plan::Plan &plan, Executor &executor, int32_t context,
   return Status();
 }
 
-LaunchArgs measuredStep(const plan::Plan &plan, int32_t context) {
+LaunchArgs measuredStep(const plan::Plan &plan, int32_t context, int32_t steps) {
   LaunchArgs step;
   step.startPos = context;
-  step.promptLen = 1;
-  step.maxSteps = 1;
+  step.promptLen = steps;
+  step.maxSteps = steps;
   step.maxNew = 0; // Logits ready; nothing sampled.
-  step.prompt[0] = standardSequence(plan.model, size_t(context) + 1)[context];
+  const std::vector<int32_t> tokens = standardSequence(plan.model, size_t(context) + steps);
+  std::copy(tokens.begin() + context, tokens.end(), step.prompt);
   return step;
 }
 
 StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, Executor &executor,
-                                        int32_t context, int repetitions) {
-  const LaunchArgs step = measuredStep(plan, context);
+                                        int32_t context, int repetitions, int32_t steps) {
+  if (steps < 1 || uint32_t(steps) > plan::kMaxStepsPerLaunch)
+    return Status::error("steps per launch must be 1 to " +
+                         std::to_string(plan::kMaxStepsPerLaunch) + ", not " +
+                         std::to_string(steps));
+  if (context < 0 || uint64_t(context) + uint64_t(steps) > plan.model.maxContext)
+    return Status::error("context " + std::to_string(context) + " with " + std::to_string(steps) +
+                         " steps a launch cannot be measured: the plan holds " +
+                         std::to_string(plan.model.maxContext) + " positions");
+  const LaunchArgs step = measuredStep(plan, context, steps);
   std::vector<double> ms;
   for (int r = 0; r < repetitions; ++r) {
     auto state = executor.launch(step);
@@ -59,10 +68,13 @@ StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, Executor &execut
       return state.status();
     if (state->error)
       return Status::error("the step produced non-finite logits");
+    if (state->steps != steps)
+      return Status::error("the launch ran " + std::to_string(state->steps) + " of " +
+                           std::to_string(steps) + " steps");
     auto t = executor.lastLaunchMilliseconds();
     if (!t)
       return t.status();
-    ms.push_back(*t);
+    ms.push_back(*t / steps);
   }
   return ms;
 }

@@ -3,7 +3,8 @@
 //   tirun bench plan.fb weights.bin [--contexts 1,128,512,1024,2048,4096]
 //               [--sessions K] [--reps N] [--warmup N] [--generate 64] [--generate-reps N]
 //               [--json FILE] [--backend auto|cuda|cpu] [--threads N]
-//               [--bandwidth-bytes B] [--trace-dir DIR] [--worker-mode MODE] [--serve]
+//               [--bandwidth-bytes B] [--trace-dir DIR] [--worker-mode MODE]
+//               [--steps-per-launch N] [--serve]
 //
 // The cache is filled once, to the largest context (a step at position N
 // attends to positions 0..N only, so it serves every smaller context too).
@@ -19,6 +20,11 @@
 // the timed ones so that tracing never touches a timed step. Then greedy generation
 // from a short prompt in tokens per second. A table on standard output, the
 // same as JSON with --json (docs/benchmarking.md), progress on standard error.
+//
+// --steps-per-launch N times launches of N steps (positions context ..
+// context + N - 1) and reports the time per step: the launch's own start and
+// end shared by N tokens, as a generation of several tokens a launch runs,
+// where the default (1) is one step's latency, logits ready.
 //
 // --worker-mode no-dependencies|stream-only runs a diagnostic worker that
 // exposes the mechanism (Executor.h: no grid barriers; the weight stream
@@ -188,6 +194,10 @@ int runBench(int argc, char **argv) {
                  "no-dependencies (no grid barriers), stream-only (stream plans: the "
                  "weight stream alone)")
       ->check(CLI::IsMember({"full", "no-dependencies", "stream-only"}));
+  int32_t stepsPerLaunch = 1;
+  app.add_option("--steps-per-launch", stepsPerLaunch,
+                 "steps in each timed launch (default 1); the times are per step")
+      ->check(CLI::Range(1, int(plan::kMaxStepsPerLaunch)));
   app.add_flag("--serve", serveMode,
                "answer the worker protocol on standard input/output (bench/run_bench.py)");
   if (auto exit = parseCommandLine(app, argc, argv))
@@ -203,10 +213,12 @@ int runBench(int argc, char **argv) {
   // Refuse what cannot be measured before measuring anything. (--serve is
   // told its contexts and counts later, and answers errors per command.)
   for (int32_t c : serveMode ? std::vector<int32_t>() : *contexts)
-    if (uint64_t(c) + 1 > plan.model.maxContext)
+    if (uint64_t(c) + uint64_t(stepsPerLaunch) > plan.model.maxContext)
       return fail("--contexts: context " + std::to_string(c) + " cannot be measured: the plan " +
-                  "holds " + std::to_string(plan.model.maxContext) +
-                  " positions, and the measured step needs one more");
+                  "holds " + std::to_string(plan.model.maxContext) + " positions, and the " +
+                  (stepsPerLaunch == 1 ? std::string("measured step needs one more")
+                                       : "measured launch needs " +
+                                             std::to_string(stepsPerLaunch) + " more"));
   // The last generated token is not fed back: prompt + count - 1 positions.
   if (!serveMode && generateCount > 0 &&
       bench::kGenerationPromptTokens + generateCount - 1 > plan.model.maxContext)
@@ -291,9 +303,9 @@ int runBench(int argc, char **argv) {
           std::to_string(c);
       progress.show(where + ": " + std::to_string(warmup) + " warm-up and " +
                     std::to_string(reps) + " timed steps");
-      if (auto w = bench::timeSteps(plan, *b.executor, c, warmup); !w)
+      if (auto w = bench::timeSteps(plan, *b.executor, c, warmup, stepsPerLaunch); !w)
         return fail(w.status().message());
-      auto ms = bench::timeSteps(plan, *b.executor, c, reps);
+      auto ms = bench::timeSteps(plan, *b.executor, c, reps, stepsPerLaunch);
       if (!ms)
         return fail(ms.status().message());
       results[i].sessions.push_back(*ms);
@@ -340,6 +352,7 @@ int runBench(int argc, char **argv) {
   runtime["contexts"] = Json::array();
   runtime["worker_mode"] = workerModeName(b.mode);
   runtime["execution"] = plan::executionModelName(plan.stream.model);
+  runtime["steps_per_launch"] = stepsPerLaunch;
   std::printf("%s on %s: %s backend; floor = bytes / %.1f GB/s (median of %zu reads of %.2f GB, "
               "measured in this process)\n",
               plan.model.name.c_str(), device.c_str(), kind.c_str(), bandwidth, gbs.size(),
@@ -347,6 +360,9 @@ int runBench(int argc, char **argv) {
   std::printf("execution: %s worker, mode %s%s\n", plan::executionModelName(plan.stream.model),
               workerModeName(b.mode),
               b.mode == WorkerMode::Full ? "" : " (a diagnostic: not the model's results)");
+  if (stepsPerLaunch > 1)
+    std::printf("%d steps a launch (positions context .. context + %d): times per step\n",
+                stepsPerLaunch, stepsPerLaunch - 1);
   if (sessions >= int(kMinSessionsForInterval))
     std::printf("median and 95%% interval over %d sessions (fresh loads of the plan), %d "
                 "timed steps each\n", sessions, reps);

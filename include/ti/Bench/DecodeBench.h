@@ -40,15 +40,20 @@ constexpr size_t kGenerationPromptTokens = 6;
 Status fillContext(const plan::Plan &plan, Executor &executor, int32_t context,
                    int32_t from = 0);
 
-/// The launch of the measured step: one step at position `context` feeding
-/// the sequence's token there, nothing sampled.
-LaunchArgs measuredStep(const plan::Plan &plan, int32_t context);
+/// The launch of the measured steps: `steps` (1..kMaxStepsPerLaunch) steps
+/// from position `context` on, fed the sequence's tokens there, nothing
+/// sampled.
+LaunchArgs measuredStep(const plan::Plan &plan, int32_t context, int32_t steps = 1);
 
-/// `repetitions` timed steps at position `context`, in milliseconds each (the
-/// executor's lastLaunchMilliseconds: CUDA events on the GPU, the host clock
-/// on the CPU).
+/// `repetitions` timed launches of measuredStep(plan, context, steps), in
+/// milliseconds per step each (the executor's lastLaunchMilliseconds over
+/// `steps`: CUDA events on the GPU, the host clock on the CPU). With one step a
+/// launch, a time includes the launch's own start and end; with more, they are
+/// shared by its steps, as in a generation that runs several tokens a launch.
+/// The cache must hold positions 0..context-1 (fillContext); each repetition
+/// rewrites positions context..context+steps-1 with the same values.
 StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, Executor &executor,
-                                        int32_t context, int repetitions);
+                                        int32_t context, int repetitions, int32_t steps = 1);
 
 struct GenerationRun {
   std::vector<int32_t> tokens;

@@ -131,3 +131,38 @@ TEST(Top2Gap, LargestMinusSecond) {
   EXPECT_EQ(top2Gap({-2, -7}), 5);
   EXPECT_EQ(top2Gap({4}), 0);
 }
+
+TEST_F(DecodeBenchTest, SeveralStepsALaunchRunTheSequence) {
+  const plan::Plan &p = lp->plan;
+  const int32_t context = 40;
+  // Reference: the sequence's first context + 4 tokens fed in one go.
+  ASSERT_TRUE(generate(p, *cpu, standardSequence(p.model, context + 4), 0).ok());
+  const std::vector<float> expected = logits();
+  ASSERT_TRUE(cpu->reset().ok());
+  ASSERT_TRUE(fillContext(p, *cpu, context).ok());
+  const LaunchArgs launch = measuredStep(p, context, 4);
+  EXPECT_EQ(launch.startPos, context);
+  EXPECT_EQ(launch.promptLen, 4);
+  EXPECT_EQ(launch.maxSteps, 4);
+  const std::vector<int32_t> tokens = standardSequence(p.model, context + 4);
+  EXPECT_EQ(std::vector<int32_t>(launch.prompt, launch.prompt + 4),
+            std::vector<int32_t>(tokens.begin() + context, tokens.end()));
+  auto times = timeSteps(p, *cpu, context, 2, 4);
+  ASSERT_TRUE(times.ok()) << times.status().message();
+  EXPECT_EQ(times->size(), 2u);
+  EXPECT_EQ(logits(), expected); // The launch's last step is position context + 3.
+}
+
+TEST_F(DecodeBenchTest, StepsPerLaunchMustFit) {
+  const plan::Plan &p = lp->plan;
+  const int32_t last = int32_t(p.model.maxContext) - 4;
+  ASSERT_TRUE(fillContext(p, *cpu, last).ok());
+  EXPECT_TRUE(timeSteps(p, *cpu, last, 1, 4).ok());
+  auto over = timeSteps(p, *cpu, last + 1, 1, 4);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("with 4 steps a launch cannot be measured"),
+            std::string::npos)
+      << over.status().message();
+  EXPECT_FALSE(timeSteps(p, *cpu, 0, 1, 0).ok());
+  EXPECT_FALSE(timeSteps(p, *cpu, 0, 1, int32_t(plan::kMaxStepsPerLaunch) + 1).ok());
+}
