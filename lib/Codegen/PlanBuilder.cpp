@@ -84,7 +84,7 @@ bool PlanBuilder::modelInfo() {
         info.headDim = s.headDim;
       }
     }
-    if (s.kind == StageKind::FfnPartial)
+    if (s.kind == StageKind::FfnPartial || (s.kind == StageKind::Gemv && s.siluMul))
       info.ffn = s.units;
     if (s.norm >= 0)
       info.rmsEps = s.eps;
@@ -208,9 +208,14 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
         r.aux[1] = t.aux1;
       }
       if (s.siluMul) {
-        diags.error(s.loc, "stage '" + s.name + "': a SiLU*up GEMV whose output does not feed "
-                           "a down projection with a residual is not supported");
-        return false;
+        if (s.residual.valid() || s.vCacheWrite || s.mergeChunks || s.matrix.size() != 2) {
+          diags.error(s.loc, "stage '" + s.name + "': a SiLU*up GEMV with a residual, a V cache "
+                             "write or merged chunks is not supported");
+          return false;
+        }
+        r.opcode = uint16_t(plan::Opcode::GateUp);
+        r.flags = 0;
+        r.geometry = {};
       }
       break;
     case StageKind::AttentionScores:

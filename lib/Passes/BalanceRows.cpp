@@ -37,7 +37,7 @@ std::pair<uint64_t, uint64_t> unitBytes(const Module &m, const Stage &s) {
   uint64_t norm = s.norm >= 0 ? s.cols * w : 0;
   switch (s.kind) {
   case StageKind::Embed: return {2, 0};
-  case StageKind::Gemv:
+  case StageKind::Gemv: return {(s.siluMul ? 2 : 1) * s.cols * w, norm}; // Gate and up rows.
   case StageKind::LmHead: return {s.cols * w, norm};
   case StageKind::FfnPartial: return {3 * s.cols * w, norm};
   case StageKind::ReduceResidual: return {4, 0}; // No weights: balance the partials read.

@@ -118,6 +118,7 @@ private:
       return;
     gemv.siluMul = true;
     gemv.output = silu.output;
+    gemv.units = half; // A unit is a gate row and its up row.
     dead[i] = true;
     count("silu-mul-into-gemv");
   }

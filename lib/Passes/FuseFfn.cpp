@@ -15,6 +15,10 @@
 //    matrix = gate, up, down; output: the layer's partials buffer) and a
 //    ReduceResidual stage (units = hidden rows).
 //
+// The target chooses the form (Target.h: ffnForm): with FfnForm::GateUp the
+// pass changes nothing, and the pair stays a GateUp wave (the SiLU*up GEMV)
+// and the down projection's Gemv, a barrier between them.
+//
 //===----------------------------------------------------------------------===//
 #include "StageUses.h"
 
@@ -30,6 +34,8 @@ public:
   FuseFfn() : Pass(PassId::FuseFfn) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
+    if (m.target.ffnForm != FfnForm::Partials)
+      return true;
     std::vector<Stage> out;
     for (unsigned i = 0; i < m.stages.size(); ++i) {
       Stage &up = m.stages[i];

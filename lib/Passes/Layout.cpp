@@ -7,7 +7,8 @@
 // 3. Pack the weights in the order the step streams them, so that every task
 //    reads ONE contiguous byte range: stacked matrices (Q|K|V, read by row
 //    ranges) as one tensor; the FFN per task as its gate rows, its up rows, and
-//    its columns of the down projection transposed; weights used whole (the
+//    its columns of the down projection transposed; a GateUp (the SiLU*up
+//    GEMV) per task as its gate rows, then its up rows; weights used whole (the
 //    embedding, tied to the lm_head; the norm scales) once each. Every tensor
 //    starts at a multiple of plan::kWeightAlignment.
 // 4. Record each task's stream: its packed tensor, offset and length.
@@ -138,6 +139,11 @@ private:
         break;
       }
       case StageKind::Gemv:
+        if (s.siluMul) {
+          packGateUp(m, s);
+          break;
+        }
+        [[fallthrough]];
       case StageKind::LmHead: {
         const Weight &first = m.graph->weights[s.matrix[0].weight];
         int p;
@@ -183,6 +189,27 @@ private:
       }
     }
     count("packed-tensors", m.packed.size());
+  }
+
+  /// A SiLU*up GEMV over [gate; up]: task by task, its units' gate rows, then
+  /// their up rows (TaskRecord.h: GateUp).
+  void packGateUp(Module &m, Stage &s) {
+    const WeightRows &gate = s.matrix[0], &up = s.matrix[1];
+    std::vector<plan::WeightSegment> segs;
+    for (const Task &t : s.tasks) {
+      segs.push_back(segment(m, gate.weight, gate.rowBegin + t.rowBegin, gate.rowBegin + t.rowEnd,
+                             0, s.cols));
+      segs.push_back(
+          segment(m, up.weight, up.rowBegin + t.rowBegin, up.rowBegin + t.rowEnd, 0, s.cols));
+    }
+    int p = addPacked(m, s.name, std::move(segs));
+    uint64_t offset = m.packed[p].offset;
+    for (Task &t : s.tasks) {
+      t.packed = p;
+      t.weightOffset = offset;
+      t.weightBytes = 2 * t.rows() * s.cols * kW;
+      offset += t.weightBytes;
+    }
   }
 };
 

@@ -71,8 +71,9 @@ public:
         continue;
       }
       // An FFN task streams its gate, up and down rows as three segments of its
-      // rows each (Execution.h: streamSegments); the others one.
-      const uint64_t segments = s.kind == StageKind::FfnPartial ? 3 : 1;
+      // rows each, a GateUp its gate and up rows as two (Execution.h:
+      // streamSegments); the others one.
+      const uint64_t segments = s.kind == StageKind::FfnPartial ? 3 : s.siluMul ? 2 : 1;
       for (const Task &task : s.tasks)
         filled += segments * plan::stagesOf(plan::StreamSegment{0, uint32_t(task.rows()),
                                                                 uint32_t(rowBytes)},

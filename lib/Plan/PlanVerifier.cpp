@@ -80,8 +80,8 @@ std::string geometryText(const HeadGeometry &g) {
 }
 
 bool isRowTask(Opcode op) {
-  return op == Opcode::Embed || op == Opcode::Gemv || op == Opcode::FfnPartial ||
-         op == Opcode::ReduceResidual || op == Opcode::LmHead;
+  return op == Opcode::Embed || op == Opcode::Gemv || op == Opcode::GateUp ||
+         op == Opcode::FfnPartial || op == Opcode::ReduceResidual || op == Opcode::LmHead;
 }
 
 /// The access model's view of one mode: every access, with its task and (after
@@ -254,7 +254,7 @@ void Verifier::checkTask(size_t index) {
     bool used;
     bool present;
   };
-  bool gemvLike = op == Opcode::Gemv || op == Opcode::LmHead;
+  bool gemvLike = op == Opcode::Gemv || op == Opcode::LmHead || op == Opcode::GateUp;
   bool attention = op == Opcode::AttentionScores || op == Opcode::AttentionValues;
   Field fields[] = {
       {"weight", gemvLike || op == Opcode::Embed || op == Opcode::FfnPartial, t.weight != kNone},
@@ -307,9 +307,11 @@ void Verifier::checkTask(size_t index) {
     break;
   case Opcode::Gemv:
   case Opcode::LmHead:
+  case Opcode::GateUp:
     if (t.aux[0] == 0)
       error(who + " has no columns (aux[0] is 0)");
-    streams = kWeightBytes * rows * t.aux[0];
+    // A GateUp task streams a gate row and an up row per unit.
+    streams = (op == Opcode::GateUp ? 2 : 1) * kWeightBytes * rows * t.aux[0];
     break;
   case Opcode::AttentionScores:
   case Opcode::AttentionValues: {

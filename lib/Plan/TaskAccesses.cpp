@@ -80,6 +80,7 @@ private:
   void embed();
   void gemv(bool lmHead);
   void attention(bool values);
+  void gateUp();
   void ffnPartial();
   void reduceResidual();
 
@@ -197,6 +198,15 @@ void AccessListBuilder::attention(bool values) {
   plain(Operand::Out0, true, statsOf(c), group * 2 * kA, BufferKind::AttentionWorkspace);
 }
 
+void AccessListBuilder::gateUp() {
+  uint64_t k = t.aux[0], rows = t.rowEnd - t.rowBegin;
+  weights(Operand::Weight, t.weight, mul(mul(2 * rows, k), kW)); // Gate rows, then up rows.
+  if (t.norm != kNone)
+    weights(Operand::Norm, t.norm, mul(k, kW));
+  plain(Operand::In0, false, t.in[0], mul(k, kA), BufferKind::Activation);
+  plain(Operand::Out0, true, add(t.out[0], kA * t.rowBegin), kA * rows, BufferKind::Activation);
+}
+
 void AccessListBuilder::ffnPartial() {
   uint64_t h = t.aux[0], n = t.rowEnd - t.rowBegin;
   weights(Operand::Weight, t.weight, mul(mul(3 * n, h), kW));
@@ -224,6 +234,7 @@ void AccessListBuilder::run() {
   case Opcode::LmHead: return gemv(true);
   case Opcode::AttentionScores: return attention(false);
   case Opcode::AttentionValues: return attention(true);
+  case Opcode::GateUp: return gateUp();
   case Opcode::FfnPartial: return ffnPartial();
   case Opcode::ReduceResidual: return reduceResidual();
   }

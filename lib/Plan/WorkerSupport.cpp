@@ -49,6 +49,7 @@ std::string problem(const TaskRecord &t, const WorkerLimits &limits, const Strea
     break;
   case Opcode::Gemv:
   case Opcode::LmHead:
+  case Opcode::GateUp:
   case Opcode::FfnPartial:
     if (notVectors(t.aux[0]))
       return std::to_string(t.aux[0]) + " columns: the worker needs " + vectors;

@@ -183,6 +183,18 @@ void cpu::runGemv(const TaskContext &c, const TaskRecord &t) {
   }
 }
 
+void cpu::runGateUp(const TaskContext &c, const TaskRecord &t) {
+  std::vector<float> x;
+  gemvInput(c, t, x);
+  const uint32_t k = t.aux[0], n = t.rowEnd - t.rowBegin;
+  const uint16_t *gate = weightsAt(c, t.weight);
+  const uint16_t *up = gate + uint64_t(n) * k;
+  float *y = arenaF32(c, t.out[0]);
+  for (uint32_t u = 0; u < n; ++u)
+    y[t.rowBegin + u] =
+        silu(dotBf16(gate + uint64_t(u) * k, x.data(), k)) * dotBf16(up + uint64_t(u) * k, x.data(), k);
+}
+
 void cpu::runLmHead(const TaskContext &c, const TaskRecord &t) {
   std::vector<float> x;
   normalizeInput(c, t, arenaF32(c, t.in[0]), t.aux[0], x);

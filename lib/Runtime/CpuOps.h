@@ -36,6 +36,7 @@ void runAttentionScores(const TaskContext &c, const plan::TaskRecord &t);
 void runAttentionValues(const TaskContext &c, const plan::TaskRecord &t);
 void runFfnPartial(const TaskContext &c, const plan::TaskRecord &t);
 void runReduceResidual(const TaskContext &c, const plan::TaskRecord &t);
+void runGateUp(const TaskContext &c, const plan::TaskRecord &t);
 
 } // namespace ti::cpu
 

@@ -11,6 +11,14 @@
 using namespace ti;
 using json = nlohmann::json;
 
+const char *ti::ffnFormName(FfnForm form) {
+  switch (form) {
+  case FfnForm::Partials: return "partials";
+  case FfnForm::GateUp: return "gate_up";
+  }
+  return "?";
+}
+
 std::string Target::describe() const {
   std::ostringstream os;
   os << name << " (" << (gpu.empty() ? "?" : gpu) << ", " << arch << ", " << workers
@@ -195,6 +203,17 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "stream_ring_bytes") s = wantUInt(t.streamRingBytes);
     else if (key == "stream_in_flight_bytes") s = wantUInt(t.streamInFlightBytes);
     else if (key == "stream_hand_off_in_flight_bytes") s = wantUInt(t.streamHandOffInFlightBytes);
+    else if (key == "ffn_form") {
+      std::string name;
+      s = wantString(name);
+      if (s.ok() && name == ffnFormName(FfnForm::GateUp))
+        t.ffnForm = FfnForm::GateUp;
+      else if (s.ok() && name == ffnFormName(FfnForm::Partials))
+        t.ffnForm = FfnForm::Partials;
+      else if (s.ok())
+        s = Status::error(source + ": \"ffn_form\" is \"partials\" or \"gate_up\", not \"" +
+                          name + "\"");
+    }
     else s = Status::error(source + ": unknown key \"" + key + "\"");
     if (!s.ok())
       return s;
@@ -232,6 +251,7 @@ std::string ti::targetToJson(const Target &t) {
             {"stream_stage_bytes", t.streamStageBytes},
             {"stream_ring_bytes", t.streamRingBytes},
             {"stream_in_flight_bytes", t.streamInFlightBytes},
-            {"stream_hand_off_in_flight_bytes", t.streamHandOffInFlightBytes}};
+            {"stream_hand_off_in_flight_bytes", t.streamHandOffInFlightBytes},
+            {"ffn_form", ffnFormName(t.ffnForm)}};
   return j.dump(2) + "\n";
 }

@@ -190,6 +190,16 @@ TEST_F(GpuVsCpuTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) {
   expectStepsMatchTheCpu(lp, kSteps, 4);
 }
 
+TEST_F(GpuVsCpuTest, MatchesTheCpuWithTheGateUpForm) {
+  // The MLP as GateUp tasks (silu(gate) * up) and the down projection's Gemv.
+  auto lp = devicePlan("models/tiny.graph", "--ffn-form gate_up");
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(std::any_of(lp->plan.tasks.begin(), lp->plan.tasks.end(), [](const auto &t) {
+    return t.opcode == uint16_t(plan::Opcode::GateUp);
+  }));
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
 TEST_F(GpuVsCpuTest, MatchesTheCpuWhenLayersDiffer) {
   // Layers of 2, 1 and 4 query heads per kv head of dims 16, 32 and 8, each
   // task with its own layer's geometry.
@@ -335,6 +345,21 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWhenLayersDiffer) {
   auto lp = streamPlan("test/models/Inputs/mixed-layers.graph");
   ASSERT_TRUE(lp);
   expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheGateUpForm) {
+  // The GateUp tasks' gate rows, then up rows, through the ring: with stages
+  // of two rows both segments of a task span several stages.
+  for (const char *keys : {"", "\"stream_stage_bytes\": 256, \"stream_ring_bytes\": 1024, "
+                               "\"stream_in_flight_bytes\": 256"}) {
+    SCOPED_TRACE(keys);
+    auto lp = streamPlan("models/tiny.graph", "--ffn-form gate_up", keys);
+    ASSERT_TRUE(lp);
+    ASSERT_TRUE(std::any_of(lp->plan.tasks.begin(), lp->plan.tasks.end(), [](const auto &t) {
+      return t.opcode == uint16_t(plan::Opcode::GateUp);
+    }));
+    expectStepsMatchTheCpu(lp, kSteps, 4);
+  }
 }
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {

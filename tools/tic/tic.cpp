@@ -49,6 +49,7 @@ struct Options {
   uint32_t maxContext = 0;         // 0: the default (see run()).
   uint32_t attentionSplitContext = 0;
   std::string execution; // Empty: the target's.
+  std::string ffnForm;   // Empty: the target's.
   std::string passes;
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
@@ -136,6 +137,8 @@ int run(const Options &opts) {
                   " target (the bulk-copy engine); '" + target->name + "' is " + target->arch);
     *target = target->withExecution(model);
   }
+  if (!opts.ffnForm.empty())
+    target->ffnForm = opts.ffnForm == "gate_up" ? ti::FfnForm::GateUp : ti::FfnForm::Partials;
 
   ti::tir::Module module;
   module.graph = &*graph;
@@ -228,6 +231,10 @@ int main(int argc, char **argv) {
                  "positions the K/V cache holds (default: the graph's max_context, at most 8192)");
   app.add_option("--attention-split-context", opts.attentionSplitContext,
                  "override the target's context above which attention runs in chunks");
+  app.add_option("--ffn-form", opts.ffnForm,
+                 "the MLP's form: partials (FFN partial sums and a reduce wave) or gate_up "
+                 "(a silu(gate)*up wave, then the down projection) (default: the target's)")
+      ->check(CLI::IsMember({"partials", "gate_up"}));
   app.add_option("--execution", opts.execution,
                  "the worker's execution model: plain or stream (default: the target's)")
       ->check(CLI::IsMember({"plain", "stream"}));

@@ -13,8 +13,9 @@
 //           each stage.
 //
 // The stream of a task is its weight slice cut into segments of equal rows
-// (streamSegments): one for a Gemv or an LmHead (its rows of K), three for an
-// FfnPartial (its gate rows, up rows and down columns, each of H). A stage
+// (streamSegments): one for a Gemv or an LmHead (its rows of K), two for a
+// GateUp (its gate rows, then its up rows), three for an FfnPartial (its gate
+// rows, up rows and down columns, each of H). A stage
 // holds whole rows of one segment: rowsPerStage of them, the segment's last
 // stage the rest. The producer and the consumers walk the same sequence, so
 // they agree on every stage without telling each other more than "full" and
@@ -115,8 +116,9 @@ TI_HOST_DEVICE constexpr StreamSegments streamSegments(const TaskRecord &t) {
     s.segment[0] = StreamSegment{t.weight, rows, rowBytes};
     break;
   case Opcode::FfnPartial:
-    s.count = 3;
-    for (uint32_t i = 0; i < 3; ++i)
+  case Opcode::GateUp:
+    s.count = static_cast<Opcode>(t.opcode) == Opcode::FfnPartial ? 3 : 2;
+    for (uint32_t i = 0; i < s.count; ++i)
       s.segment[i] = StreamSegment{t.weight + uint64_t(i) * rows * rowBytes, rows, rowBytes};
     break;
   case Opcode::Nop:

@@ -70,6 +70,13 @@
 // ReduceResidual  x[r] = f32 in[1][r] + (sum over p = 0..P-1, in order, of
 //               f32 in[0][p*H + r]) for r in [rowBegin, rowEnd); H = aux[0],
 //               P = aux[1]; x written to out[0].
+// GateUp        The MLP's first half: units (intermediate rows) u in [rowBegin,
+//               rowEnd), n of them. x = f32[K] at in[0] (K = aux[0]), x' as in
+//               Gemv (normalised when norm != kNone); `weight` holds two bf16
+//               [n][K] blocks, the gate rows and the up rows of the task's
+//               units; writes f32 out[0][u] = silu(gate[u].x') * (up[u].x'),
+//               silu(z) = z / (1 + exp(-z)). The down projection is a Gemv
+//               that reads out[0] whole.
 // LmHead        A Gemv (with its norm, no flags) writing logits to f32 out[0][i],
 //               and the best (value, row) of its rows to Candidate slot aux[1]
 //               at out[1]: largest value, lowest row on ties; a non-finite logit

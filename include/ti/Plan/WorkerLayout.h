@@ -6,6 +6,7 @@
 //
 //   Gemv             x'[K]
 //   LmHead           x'[K], reused for the warps' best rows (3 words each)
+//   GateUp           x'[K] | gate[n] (the gate rows' dot products)
 //   FfnPartial       x'[H] | act[n] | down partials[G][H] (G > 1)
 //   Attention*       q'[group * D] | k'[D] | v[D] | per-warp state[warps][D + 2]
 //   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
@@ -99,6 +100,8 @@ TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const TaskRecord &t, uint32_t 
     return alignFloats(t.aux[0]);
   case Opcode::LmHead: // x'[K], then the warps' best rows (3 words each).
     return alignFloats(t.aux[0]) > 3 * (threads / 32) ? alignFloats(t.aux[0]) : 3 * (threads / 32);
+  case Opcode::GateUp:
+    return alignFloats(t.aux[0]) + alignFloats(t.rowEnd - t.rowBegin);
   case Opcode::FfnPartial:
     return ffnLayout(t.aux[0], t.rowEnd - t.rowBegin, threads).floats;
   case Opcode::AttentionScores:

@@ -31,6 +31,14 @@
 
 namespace ti {
 
+/// How the compiler lowers the MLP (fuse-ffn): as FfnPartial tasks (each its
+/// units' gate, up and down columns, writing a partial sum of the whole
+/// output) and a reduce wave, the post's form; or as a GateUp wave writing
+/// silu(gate) * up and the down projection as a Gemv that reads it.
+enum class FfnForm : uint8_t { Partials, GateUp };
+/// "partials", "gate_up".
+const char *ffnFormName(FfnForm form);
+
 struct Target {
   std::string name;
   std::string gpu;  // The GPU's marketing name, as the probe reports it.
@@ -65,6 +73,8 @@ struct Target {
   /// (measured on the H200: pausing them there took the 1B's step 1.1-1.3%
   /// faster, docs/PERFORMANCE.md).
   uint32_t streamHandOffInFlightBytes = 0;
+  /// The MLP's form (fuse-ffn).
+  FfnForm ffnForm = FfnForm::Partials;
 
   plan::WorkerLimits workerLimits() const {
     return plan::WorkerLimits{threadsPerWorker, maxQueryHeadsPerKvHead, headDims,
@@ -72,7 +82,7 @@ struct Target {
   }
 
   /// This target with its worker executing `model`: the model's thread count
-  /// and register budget (Execution.h), and its balance tolerance.
+  /// and register budget (Execution.h), its balance tolerance and its FFN form.
   Target withExecution(plan::ExecutionModel model) const;
 
   /// A one-line description for plan headers and --stats.

@@ -38,6 +38,7 @@
 #include "ops/Common.cuh"
 #include "ops/Embed.cuh"
 #include "ops/Ffn.cuh"
+#include "ops/GateUp.cuh"
 #include "ops/Gemv.cuh"
 #include "ops/LmHead.cuh"
 #include "ops/Reduce.cuh"

@@ -196,6 +196,24 @@ TEST_F(CpuExecutorTest, MatchesTheReferenceAcrossTheAttentionSplit_H200) {
   compareWithReference(*lp, 3);
 }
 
+TEST_F(CpuExecutorTest, MatchesTheReferenceWithTheGateUpForm) {
+  // The MLP as a GateUp wave and the down projection's Gemv (no partials, no
+  // reduce wave), on both targets' shapes.
+  for (const char *target : {"--target h200", "--target rtx3050"}) {
+    SCOPED_TRACE(target);
+    auto lp = compileAndPack(std::string(target) + " --ffn-form gate_up --attention-split-context 16");
+    ASSERT_TRUE(lp);
+    size_t gateUps = 0, partials = 0;
+    for (const plan::TaskRecord &t : lp->plan.tasks) {
+      gateUps += t.opcode == uint16_t(plan::Opcode::GateUp);
+      partials += t.opcode == uint16_t(plan::Opcode::FfnPartial);
+    }
+    EXPECT_GT(gateUps, 0u);
+    EXPECT_EQ(partials, 0u);
+    compareWithReference(*lp, 2);
+  }
+}
+
 TEST_F(CpuExecutorTest, MatchesTheReferenceOnVariedTokens) {
   // Teacher-forced distinct tokens: distinct K/V rows, so the softmax weights
   // matter; both attention forms, both targets.

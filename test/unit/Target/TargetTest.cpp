@@ -134,6 +134,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   t.streamRingBytes = 128 * 1024;
   t.streamInFlightBytes = 32 * 1024;
   t.streamHandOffInFlightBytes = 16 * 1024;
+  t.ffnForm = t.ffnForm == FfnForm::GateUp ? FfnForm::Partials : FfnForm::GateUp;
   EXPECT_EQ(t.threadsPerWorker, plan::kStreamConsumerThreads);
   EXPECT_EQ(t.maxRegisters, plan::kStreamWorkerRegisters);
   const std::string json = targetToJson(t);
@@ -145,6 +146,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->streamRingBytes, t.streamRingBytes);
   EXPECT_EQ(back->streamInFlightBytes, t.streamInFlightBytes);
   EXPECT_EQ(back->streamHandOffInFlightBytes, t.streamHandOffInFlightBytes);
+  EXPECT_EQ(back->ffnForm, t.ffnForm);
   EXPECT_EQ(targetToJson(*back), json);
 }
 

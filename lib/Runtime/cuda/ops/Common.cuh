@@ -38,6 +38,11 @@ constexpr float kNegativeInfinity = -__builtin_huge_valf();
 __device__ __forceinline__ uint32_t laneId() { return threadIdx.x % kWarpSize; }
 __device__ __forceinline__ uint32_t warpId() { return threadIdx.x / kWarpSize; }
 
+/// silu(gate) * up, silu(z) = z / (1 + exp(-z)): the MLP's activation.
+__device__ __forceinline__ float siluTimes(float gate, float up) {
+  return gate / (1.0f + expf(-gate)) * up;
+}
+
 __device__ __forceinline__ float *arenaF32(const KernelArgs &a, uint64_t offset) {
   return reinterpret_cast<float *>(a.arena + offset);
 }
@@ -271,6 +276,24 @@ __device__ __forceinline__ void forEachRowDot(const WeightStream &ws, uint64_t w
     emit(i, dots[0]);
     if (i2 != i)
       emit(i2, dots[1]);
+  }
+}
+
+/// The MLP's activations of units [0, n) whose gate and up rows (K =
+/// 8*vectors each) start at byte offsets `gate` and `up`: warp w takes units
+/// w, w + kWarps, ..., both rows together (warpDotRows<2>), and lane 0 calls
+/// emit(u, silu(gate[u].x') * (up[u].x')).
+template <typename Emit>
+__device__ __forceinline__ void forEachActivation(const WeightStream &ws, uint64_t gate,
+                                                  uint64_t up, uint32_t n, uint32_t vectors,
+                                                  const float *xs, Emit emit) {
+  const uint64_t rowBytes = uint64_t(vectors) * kVectorBytes;
+  for (uint32_t u = warpId(); u < n; u += kWarps) {
+    const uint64_t rows[2] = {gate + u * rowBytes, up + u * rowBytes};
+    float dots[2];
+    warpDotRows<2>(ws, rows, xs, vectors, dots);
+    if (laneId() == 0)
+      emit(u, siluTimes(dots[0], dots[1]));
   }
 }
 

@@ -4,7 +4,7 @@
 // and the down projection's columns transposed, each bf16 [n][H].
 // 1. x' (RMS-normalised input) into shared memory.
 // 2. act[u] = silu(gate[u].x') * (up[u].x'): warp w takes units w, w + 32, ...
-//    (warpDotRows<2> over its gate and up rows), act[] in shared memory.
+//    (Common.cuh: forEachActivation), act[] in shared memory.
 // (The Stream worker takes steps 2 and 3 from the ring: streamedFfn.)
 // 3. out[j] = sum_u act[u] * down[u][j] for every j < H: thread (group q,
 //    vector v) adds units q, q + G, ... into the 8 columns of vector v, reading
@@ -60,8 +60,7 @@ __device__ void streamedFfn(const KernelArgs &a, const plan::TaskRecord &t, Weig
   });
   forEachStreamedRowDot(ws, segments.segment[1], xs, [&](uint32_t u, float up) {
     if (laneId() == 0) {
-      const float g = act[u];
-      act[u] = g / (1.0f + expf(-g)) * up;
+      act[u] = siluTimes(act[u], up);
     }
   });
   blockBarrier();
@@ -106,13 +105,7 @@ __device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, co
   const uint64_t rowBytes = uint64_t(h) * kWeightBytes;
   const uint64_t gate = t.weight, up = gate + n * rowBytes, down = up + n * rowBytes;
   const uint32_t vectors = layout.vectors;
-  for (uint32_t u = warpId(); u < n; u += kWarps) {
-    const uint64_t rows[2] = {gate + u * rowBytes, up + u * rowBytes};
-    float dots[2];
-    warpDotRows<2>(ws, rows, xs, vectors, dots);
-    if (laneId() == 0)
-      act[u] = dots[0] / (1.0f + expf(-dots[0])) * dots[1];
-  }
+  forEachActivation(ws, gate, up, n, vectors, xs, [&](uint32_t u, float v) { act[u] = v; });
   blockBarrier();
 
   // 3. The down projection's partial sums.

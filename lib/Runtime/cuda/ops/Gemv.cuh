@@ -34,6 +34,15 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
   if (residual && begin + warpId() + laneId() * kWarps < end)
     early = residual[begin + warpId() + laneId() * kWarps];
   loadNormalizedInput(a, t, ws, k, chunks, xs, s);
+#if !TI_WORKER_STREAM
+  if (static_cast<plan::Opcode>(t.opcode) == plan::Opcode::GateUp) { // GateUp.cuh
+    const uint32_t n = end - begin;
+    float *y = arenaF32(a, t.out[0]) + begin;
+    const uint64_t up = t.weight + uint64_t(n) * k * kWeightBytes;
+    forEachActivation(ws, t.weight, up, n, k / kVector, xs, [&](uint32_t u, float v) { y[u] = v; });
+    return;
+  }
+#endif
 
   const uint32_t vectors = k / kVector;
   float *y = arenaF32(a, t.out[0]);
