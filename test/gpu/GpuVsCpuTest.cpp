@@ -349,9 +349,11 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWhenLayersDiffer) {
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheGateUpForm) {
   // The GateUp tasks' gate rows, then up rows, through the ring: with stages
-  // of two rows both segments of a task span several stages.
-  for (const char *keys : {"", "\"stream_stage_bytes\": 256, \"stream_ring_bytes\": 1024, "
-                               "\"stream_in_flight_bytes\": 256"}) {
+  // of two down rows (320 bytes each, the tiny model's longest) the gate and
+  // up segments span several stages each (5 rows a stage) and the ring wraps
+  // inside tasks.
+  for (const char *keys : {"", "\"stream_stage_bytes\": 640, \"stream_ring_bytes\": 2560, "
+                               "\"stream_in_flight_bytes\": 640"}) {
     SCOPED_TRACE(keys);
     auto lp = streamPlan("models/tiny.graph", "--ffn-form gate_up", keys);
     ASSERT_TRUE(lp);

@@ -276,6 +276,34 @@ std::string named(const Plan &p, Opcode op, uint16_t worker) {
   return failure;
 }
 
+/// tinyPlan with the MLP in the GateUp form: each FFN task becomes a GateUp of
+/// its 8 units (two rows of 16 a unit, 512 bytes) writing act[8w, 8w + 8) of
+/// a 32-float activation buffer (the partials buffer, as an activation), and
+/// each reduce task the down projection's Gemv of its 4 rows of 32 over act,
+/// with the residual.
+Plan gateUpPlan() {
+  Plan p = tinyPlan();
+  for (Buffer &b : p.buffers)
+    if (b.kind == BufferKind::Partials)
+      b.kind = BufferKind::Activation;
+  for (TaskRecord &t : p.tasks) {
+    if (t.opcode == uint16_t(Opcode::FfnPartial)) {
+      t.opcode = uint16_t(Opcode::GateUp);
+      t.weight = 3072 + 512 * t.worker;
+      t.weightBytes = 512;
+      t.aux[1] = 0;
+    } else if (t.opcode == uint16_t(Opcode::ReduceResidual)) {
+      t.opcode = uint16_t(Opcode::Gemv);
+      t.flags = kFlagResidual;
+      t.weight = 5120 + 256 * t.worker;
+      t.weightBytes = 256;
+      t.aux[0] = 32; // K: the intermediate units.
+      t.aux[1] = 0;
+    }
+  }
+  return p;
+}
+
 TEST(PlanVerifierTest, TinyPlanIsValid) {
   Plan p = tinyPlan();
   std::vector<std::string> errors = verifyPlanAll(p);
@@ -687,3 +715,29 @@ TEST(PlanVerifierTest, LargePlanVerifiesQuickly) {
 }
 
 } // namespace
+
+TEST(PlanVerifierTest, AGateUpPlanIsValid) {
+  Plan p = gateUpPlan();
+  for (const std::string &e : verifyPlanAll(p))
+    ADD_FAILURE() << e;
+}
+
+TEST(PlanVerifierTest, GateUpStreamsAGateAndAnUpRowPerUnit) {
+  Plan p = gateUpPlan();
+  taskOf(p, Opcode::GateUp, 1).weightBytes = 768; // Three rows a unit: the FfnPartial's.
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::GateUp, 1), "weightBytes is 768, but it streams 512"}));
+  p = gateUpPlan();
+  taskOf(p, Opcode::GateUp, 2).flags = kFlagResidual;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::GateUp, 2), "flags 0x1 that gate_up does not take"}));
+  p = gateUpPlan();
+  taskOf(p, Opcode::GateUp, 0).in[0] = kNone;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::GateUp, 0), "has no in[0]"}));
+}
+
+TEST(PlanVerifierTest, TheDownProjectionWaitsForEveryGateUpTask) {
+  // The down Gemvs read all of act: without the barrier after the GateUp wave,
+  // a worker's down task may read rows another worker's GateUp has not written.
+  Plan p = gateUpPlan();
+  p.waves[kFfn].barrier = BarrierKind::None;
+  EXPECT_TRUE(hasError(p, {"(gate_up on worker", "missing barrier between wave 6 and wave 7"}));
+}
