@@ -57,6 +57,9 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
        << st.inFlightStages << " in flight (" << st.handOffInFlightStages
        << " started while a grid barrier waits); " << thousands(filled)
        << " stages filled per token\n";
+    if (st.rowPartBytes)
+      os << "  streamed rows longer than " << thousands(st.rowPartBytes)
+         << " bytes: cut into parts of that many, one warp each\n";
   }
   const WorkerSharedBytes shared = workerSharedBytes(p);
   os << "  shared memory per worker: " << thousands(shared.total()) << " bytes (ring "

@@ -53,6 +53,7 @@ public:
     st.inFlightStages = std::max(1u, std::min(st.stages, t.streamInFlightBytes / st.stageBytes));
     st.handOffInFlightStages =
         std::min(st.inFlightStages, t.streamHandOffInFlightBytes / st.stageBytes);
+    st.rowPartBytes = t.streamRowPartBytes;
 
     bool ok = true;
     uint64_t filled = 0;

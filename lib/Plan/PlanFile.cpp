@@ -135,7 +135,8 @@ std::string ti::plan::serializePlan(const Plan &plan) {
   if (plan.stream.model != ExecutionModel::Plain)
     stream = fb::CreateStreamConfig(b, static_cast<fb::ExecutionModel>(plan.stream.model),
                                     plan.stream.stageBytes, plan.stream.stages,
-                                    plan.stream.inFlightStages, plan.stream.handOffInFlightStages);
+                                    plan.stream.inFlightStages, plan.stream.handOffInFlightStages,
+                                    plan.stream.rowPartBytes);
   auto root =
       fb::CreatePlan(b, plan.formatVersion, model, target, attention, b.CreateVector(weights),
                      plan.weightsBytes, plan.layoutHash, b.CreateVector(buffers), plan.arenaBytes,
@@ -332,6 +333,7 @@ Status PlanReader::read(const fb::Plan &in, Plan &out) {
     out.stream.handOffInFlightStages = stream->hand_off_in_flight_stages() == ~0u
                                            ? out.stream.inFlightStages
                                            : stream->hand_off_in_flight_stages();
+    out.stream.rowPartBytes = stream->row_part_bytes();
   }
 
   TI_RETURN_IF_ERROR(

@@ -52,6 +52,7 @@
 #include "ti/Plan/PlanVerifier.h"
 #include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/TaskAccesses.h"
+#include "ti/Plan/WorkerLayout.h"
 #include "ti/Support/Hex.h"
 
 #include <algorithm>
@@ -179,7 +180,8 @@ void Verifier::checkHeader() {
 void Verifier::checkStream() {
   const StreamConfig &st = plan.stream;
   if (st.model == ExecutionModel::Plain) {
-    if (st.stageBytes || st.stages || st.inFlightStages || st.handOffInFlightStages)
+    if (st.stageBytes || st.stages || st.inFlightStages || st.handOffInFlightStages ||
+        st.rowPartBytes)
       error("execution: a plain plan has a weight stream (stage_bytes " + num(st.stageBytes) +
             ", stages " + num(st.stages) + ")");
     return;
@@ -196,6 +198,9 @@ void Verifier::checkStream() {
     error("execution: " + num(st.handOffInFlightStages) +
           " stages in flight during a grid barrier, more than the " + num(st.inFlightStages) +
           " of the stream");
+  if (st.rowPartBytes % kWorkerVectorBytes)
+    error("execution: row_part_bytes " + num(st.rowPartBytes) + " is not a multiple of " +
+          num(kWorkerVectorBytes) + " (the consumers' loads)");
   if (plan.target.threadsPerWorker != taskThreads(st.model))
     error("execution: a " + std::string(executionModelName(st.model)) + " plan runs tasks on " +
           num(taskThreads(st.model)) + " threads, but the target has " +

@@ -82,7 +82,8 @@ std::string problem(const TaskRecord &t, const WorkerLimits &limits, const Strea
       t.aux[0] / limits.vectorElements > limits.threads)
     return "hidden " + std::to_string(t.aux[0]) + ": the stream worker's FFN covers at most " +
            std::to_string(limits.threads * limits.vectorElements);
-  const uint64_t shared = uint64_t(sharedFloatsFor(t, limits.threads)) * sizeof(float);
+  const uint64_t shared =
+      uint64_t(sharedFloatsFor(t, limits.threads, stream.rowPartBytes)) * sizeof(float);
   if (shared + stream.ringFootprint() + schedule > limits.sharedBytes)
     return "a task needs " + std::to_string(shared) + " bytes of shared memory beside " +
            (stream.ringFootprint()
@@ -108,7 +109,8 @@ uint32_t scheduleBytes(const Plan &plan) {
 WorkerSharedBytes workerSharedBytes(const Plan &plan) {
   uint32_t floats = 4;
   for (const TaskRecord &t : plan.tasks)
-    floats = std::max(floats, sharedFloatsFor(t, taskThreads(plan.stream.model)));
+    floats = std::max(floats, sharedFloatsFor(t, taskThreads(plan.stream.model),
+                                              plan.stream.rowPartBytes));
   return WorkerSharedBytes{plan.stream.ringFootprint(), scheduleBytes(plan),
                            uint64_t(floats) * sizeof(float)};
 }

@@ -131,6 +131,8 @@ Status validate(const Target &t, const std::string &source) {
     return bad("\"stream_ring_bytes\" must hold at least two stages");
   if (t.streamInFlightBytes < t.streamStageBytes || t.streamInFlightBytes > t.streamRingBytes)
     return bad("\"stream_in_flight_bytes\" must be between a stage and the ring");
+  if (t.streamRowPartBytes % 16)
+    return bad("\"stream_row_part_bytes\" must be a multiple of 16");
   if (t.streamHandOffInFlightBytes > t.streamInFlightBytes)
     return bad("\"stream_hand_off_in_flight_bytes\" must be at most \"stream_in_flight_bytes\"");
   return Status();
@@ -203,6 +205,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "stream_ring_bytes") s = wantUInt(t.streamRingBytes);
     else if (key == "stream_in_flight_bytes") s = wantUInt(t.streamInFlightBytes);
     else if (key == "stream_hand_off_in_flight_bytes") s = wantUInt(t.streamHandOffInFlightBytes);
+    else if (key == "stream_row_part_bytes") s = wantUInt(t.streamRowPartBytes);
     else if (key == "ffn_form") {
       std::string name;
       s = wantString(name);
@@ -252,6 +255,7 @@ std::string ti::targetToJson(const Target &t) {
             {"stream_ring_bytes", t.streamRingBytes},
             {"stream_in_flight_bytes", t.streamInFlightBytes},
             {"stream_hand_off_in_flight_bytes", t.streamHandOffInFlightBytes},
+            {"stream_row_part_bytes", t.streamRowPartBytes},
             {"ffn_form", ffnFormName(t.ffnForm)}};
   return j.dump(2) + "\n";
 }

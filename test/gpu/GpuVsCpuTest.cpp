@@ -364,6 +364,24 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheGateUpForm) {
   }
 }
 
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithRowsCutIntoParts) {
+  // Rows longer than the plan's part go to several warps, a part each, added
+  // in part order: the tiny model's 128-byte rows in 4 parts of 32 bytes, or
+  // in 3 of 48 (the last 32), its 320-byte down rows (gate_up) in 10 or 7;
+  // with small stages too, so that a row's parts share stages with others.
+  for (const char *form : {"partials", "gate_up"})
+    for (const char *keys :
+         {"\"stream_row_part_bytes\": 32", "\"stream_row_part_bytes\": 48",
+          "\"stream_row_part_bytes\": 32, \"stream_stage_bytes\": 640, \"stream_ring_bytes\": 2560, "
+          "\"stream_in_flight_bytes\": 640"}) {
+      SCOPED_TRACE(std::string(form) + ", " + keys);
+      auto lp = streamPlan("models/tiny.graph", std::string("--ffn-form ") + form, keys);
+      ASSERT_TRUE(lp);
+      EXPECT_GT(lp->plan.stream.rowPartBytes, 0u);
+      expectStepsMatchTheCpu(lp, kSteps, 4);
+    }
+}
+
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {
   // The tiny model's rows are 128 bytes: stages of 256 bytes cut every task
   // into many fills of a 4-stage ring, one copy in flight, so the ring wraps

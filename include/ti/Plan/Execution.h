@@ -81,6 +81,11 @@ struct StreamConfig {
   /// delay its own barrier arrival and polls, and the consumers need no stage
   /// until the barrier ends.
   uint32_t handOffInFlightStages = 0;
+  /// A streamed row longer than this is cut into parts of this many bytes
+  /// (the last the rest), each one warp's dot product, added in part order
+  /// (WorkerLayout.h: rowParts); 0: whole rows. A stage of 16 KB rows would
+  /// otherwise keep 2 of the 16 consumer warps busy.
+  uint32_t rowPartBytes = 0;
 
   TI_HOST_DEVICE constexpr uint64_t ringBytes() const { return uint64_t(stageBytes) * stages; }
   /// The shared memory the ring takes in the worker: its stages, placed at

@@ -11,6 +11,11 @@
 //   Attention*       q'[group * D] | k'[D] | v[D] | per-warp state[warps][D + 2]
 //   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
 //
+// and then, in a Stream plan whose rows are cut into parts (Execution.h:
+// StreamConfig::rowPartBytes), the row partials: one float per part of each
+// row of the task's longest streamed segment (rowPartialsFloats), at
+// rowPartialsAt.
+//
 // One definition, host and device: the CUDA ops carve the array with it, the
 // executor sizes the launch with it, and the compiler refuses a plan whose
 // tasks need more than the target's worker offers (WorkerSupport.h). The only
@@ -27,6 +32,7 @@
 #ifndef TI_PLAN_WORKERLAYOUT_H
 #define TI_PLAN_WORKERLAYOUT_H
 
+#include "ti/Plan/Execution.h"
 #include "ti/Plan/TaskRecord.h"
 #include "ti/Support/HostDevice.h"
 
@@ -93,8 +99,8 @@ TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, 
   return l;
 }
 
-/// Floats of dynamic shared memory one task needs in a worker of `threads`.
-TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const TaskRecord &t, uint32_t threads) {
+/// Floats of the op's own regions (above) for task t in a worker of `threads`.
+TI_HOST_DEVICE constexpr uint32_t opFloatsFor(const TaskRecord &t, uint32_t threads) {
   switch (static_cast<Opcode>(t.opcode)) {
   case Opcode::Gemv:
     return alignFloats(t.aux[0]);
@@ -117,6 +123,38 @@ TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const TaskRecord &t, uint32_t 
     return 0;
   }
   return 0;
+}
+
+/// The parts a streamed row of `rowBytes` is cut into with parts of
+/// `partBytes` (0: whole rows).
+TI_HOST_DEVICE constexpr uint32_t rowParts(uint32_t rowBytes, uint32_t partBytes) {
+  return partBytes && rowBytes > partBytes ? (rowBytes + partBytes - 1) / partBytes : 1u;
+}
+
+/// Floats of row partials task t needs: rows x parts of its longest streamed
+/// segment, when its rows are cut (0 otherwise).
+TI_HOST_DEVICE constexpr uint32_t rowPartialsFloats(const TaskRecord &t, uint32_t partBytes) {
+  const StreamSegments segments = streamSegments(t);
+  uint32_t most = 0;
+  for (uint32_t k = 0; k < segments.count; ++k) {
+    const uint32_t parts = rowParts(segments.segment[k].rowBytes, partBytes);
+    const uint32_t floats = parts > 1 ? segments.segment[k].rows * parts : 0u;
+    most = floats > most ? floats : most;
+  }
+  return most;
+}
+
+/// Where the row partials start: past the op's own regions.
+TI_HOST_DEVICE constexpr uint32_t rowPartialsAt(const TaskRecord &t, uint32_t threads) {
+  return alignFloats(opFloatsFor(t, threads));
+}
+
+/// Floats of dynamic shared memory one task needs in a worker of `threads`
+/// whose plan cuts streamed rows into parts of `rowPartBytes` (0: whole rows).
+TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const TaskRecord &t, uint32_t threads,
+                                                  uint32_t rowPartBytes) {
+  const uint32_t partials = rowPartialsFloats(t, rowPartBytes);
+  return partials ? rowPartialsAt(t, threads) + partials : opFloatsFor(t, threads);
 }
 
 } // namespace ti::plan

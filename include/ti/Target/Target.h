@@ -73,6 +73,9 @@ struct Target {
   /// (measured on the H200: pausing them there took the 1B's step 1.1-1.3%
   /// faster, docs/PERFORMANCE.md).
   uint32_t streamHandOffInFlightBytes = 0;
+  /// Streamed rows longer than this go to several consumer warps, one part
+  /// each (plan-stream; Execution.h: StreamConfig::rowPartBytes); 0: whole rows.
+  uint32_t streamRowPartBytes = 4096;
   /// The MLP's form (fuse-ffn).
   FfnForm ffnForm = FfnForm::Partials;
 

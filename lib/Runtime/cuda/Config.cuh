@@ -118,9 +118,9 @@ TI_HOST_DEVICE constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units) {
 TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const plan::HeadGeometry &g) {
   return plan::attentionLayout(g, kWarps);
 }
-/// Floats of dynamic shared memory one task needs.
-TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const plan::TaskRecord &t) {
-  return plan::sharedFloatsFor(t, kThreads);
+/// Where a task's row partials start in its dynamic shared memory.
+TI_HOST_DEVICE constexpr uint32_t rowPartialsAt(const plan::TaskRecord &t) {
+  return plan::rowPartialsAt(t, kThreads);
 }
 
 // The budget holds the largest tasks of Llama 3.1 8B (hidden 4096, head_dim

@@ -174,6 +174,7 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.stages = p.stream.stages;
   args.inFlightStages = p.stream.inFlightStages;
   args.handOffInFlightStages = p.stream.handOffInFlightStages;
+  args.rowPartBytes = p.stream.rowPartBytes;
   args.scheduleBytes = plan::scheduleBytes(p);
   args.maxContext = p.model.maxContext;
   args.splitContext = p.attention.splitContext;

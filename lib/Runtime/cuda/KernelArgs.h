@@ -45,6 +45,7 @@ struct KernelArgs {
   uint32_t stages;
   uint32_t inFlightStages;
   uint32_t handOffInFlightStages; // While the consumers wait at a grid barrier.
+  uint32_t rowPartBytes;          // Longer streamed rows are cut into parts (0: whole).
 
   // The worker's schedule (its task records and the waves' barrier kinds) in
   // shared memory, before the tasks' scratch (WorkerLayout.h): its bytes.

@@ -114,7 +114,8 @@ struct RingPosition {
 class WeightStream {
 public:
 #if TI_WORKER_STREAM
-  __device__ WeightStream(const uint8_t *weights, const Ring &ring) : base_(weights), ring_(ring) {}
+  __device__ WeightStream(const uint8_t *weights, const Ring &ring, uint32_t rowPartBytes)
+      : base_(weights), ring_(ring), rowPartBytes_(rowPartBytes) {}
 #else
   __device__ explicit WeightStream(const uint8_t *weights) : base_(weights) {}
 #endif
@@ -141,6 +142,10 @@ public:
     }
   }
 
+  /// The bytes of a part of a streamed row: longer rows are cut into parts
+  /// (Execution.h: StreamConfig::rowPartBytes; 0: whole rows).
+  __device__ uint32_t rowPartBytes() const { return rowPartBytes_; }
+
   /// Releases task t's stages unread (WorkerMode::StreamOnly).
   __device__ void skip(const plan::TaskRecord &t) {
     const plan::StreamSegments segments = plan::streamSegments(t);
@@ -160,6 +165,7 @@ private:
   const uint8_t *base_;
 #if TI_WORKER_STREAM
   Ring ring_;
+  uint32_t rowPartBytes_;
   RingPosition at_; // The next stage this thread consumes.
 #endif
 };

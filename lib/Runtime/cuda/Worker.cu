@@ -239,7 +239,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
           .run(schedule.tasks, schedule.count, a.launch.maxSteps);
     return;
   }
-  WeightStream ws(a.weights, ring);
+  WeightStream ws(a.weights, ring, a.rowPartBytes);
 #else
   uint8_t *scheduleAt = reinterpret_cast<uint8_t *>(dynamicShared);
   const Schedule schedule = loadSchedule(a, first, last, scheduleAt);

@@ -396,6 +396,13 @@ TEST(PlanFile, AStreamConfigRoundTripsAndAPlainPlanHasNone) {
   EXPECT_EQ(read->stream.stages, 4u);
   EXPECT_EQ(read->stream.inFlightStages, 2u);
   EXPECT_EQ(read->stream.handOffInFlightStages, 1u);
+  EXPECT_EQ(read->stream.rowPartBytes, 0u); // Absent: whole rows.
+  p.stream.rowPartBytes = 4096;
+  const std::string parts = serializePlan(p);
+  StatusOr<Plan> readParts = readExact(parts, parts.size());
+  ASSERT_TRUE(readParts.ok()) << readParts.status().message();
+  EXPECT_EQ(readParts->stream.rowPartBytes, 4096u);
+  p.stream.rowPartBytes = 0;
   // None during a barrier is stored too (a plan without the field, written
   // before it existed, reads as in flight: it never paused).
   p.stream.handOffInFlightStages = 0;

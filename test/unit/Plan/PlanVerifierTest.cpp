@@ -551,6 +551,13 @@ TEST(PlanVerifierTest, TheRingIsOneTheBulkCopiesCanFill) {
   p.stream.handOffInFlightStages = p.stream.inFlightStages + 1;
   EXPECT_TRUE(hasError(p, {"execution: 3 stages in flight during a grid barrier, more than the 2 "
                            "of the stream"}));
+  p = streamPlan();
+  p.stream.rowPartBytes = 40;
+  EXPECT_TRUE(hasError(p, {"execution: row_part_bytes 40 is not a multiple of 16"}));
+  p = streamPlan();
+  p.stream.rowPartBytes = 16; // 32-byte rows in two parts.
+  for (const std::string &e : verifyPlanAll(p))
+    ADD_FAILURE() << e;
 }
 
 TEST(PlanVerifierTest, AStreamPlanRunsOnTheStreamWorkersThreads) {

@@ -4,6 +4,7 @@
 // then each exceeded, with the message tic and the CUDA executor report.
 //
 //===----------------------------------------------------------------------===//
+#include "ti/Plan/WorkerLayout.h"
 #include "ti/Plan/WorkerSupport.h"
 
 #include "MakeTask.h"
@@ -88,6 +89,28 @@ TEST(WorkerSupport, SharedMemory) {
   ffn.aux[0] = 4096;
   ffn.rowEnd = 1024;
   EXPECT_EQ(problemOf(ffn), "");
+}
+
+TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {
+  // A GEMV of 16 rows of 8,192 columns (16 KB rows) in parts of 4 KB: 4 parts
+  // a row, 64 floats past x'.
+  TaskRecord down = gemv(8192);
+  down.rowEnd = 16;
+  EXPECT_EQ(rowParts(16384, 4096), 4u);
+  EXPECT_EQ(rowParts(16384, 5000), 4u); // The last part is the rest.
+  EXPECT_EQ(rowParts(4096, 4096), 1u);
+  EXPECT_EQ(rowParts(16384, 0), 1u);
+  EXPECT_EQ(rowPartialsFloats(down, 4096), 64u);
+  EXPECT_EQ(rowPartialsAt(down, 512), 8192u);
+  EXPECT_EQ(sharedFloatsFor(down, 512, 4096), 8192u + 64);
+  EXPECT_EQ(sharedFloatsFor(down, 512, 0), 8192u);
+  EXPECT_EQ(sharedFloatsFor(down, 512, 16384), 8192u); // Whole rows.
+  // A GateUp: its longest segment (both are n rows of K) sets the partials.
+  TaskRecord gateUp = makeTask(Opcode::GateUp, 0);
+  gateUp.aux[0] = 4096;
+  gateUp.rowEnd = 10;
+  EXPECT_EQ(rowPartialsFloats(gateUp, 4096), 20u);
+  EXPECT_EQ(sharedFloatsFor(gateUp, 512, 4096), 4096u + 12 + 20); // x', gate[10] aligned, parts.
 }
 
 TEST(WorkerSupport, ScheduleBytesCountTheBusiestWorker) {

@@ -135,6 +135,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   t.streamInFlightBytes = 32 * 1024;
   t.streamHandOffInFlightBytes = 16 * 1024;
   t.ffnForm = t.ffnForm == FfnForm::GateUp ? FfnForm::Partials : FfnForm::GateUp;
+  t.streamRowPartBytes = 2048;
   EXPECT_EQ(t.threadsPerWorker, plan::kStreamConsumerThreads);
   EXPECT_EQ(t.maxRegisters, plan::kStreamWorkerRegisters);
   const std::string json = targetToJson(t);
@@ -147,6 +148,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->streamInFlightBytes, t.streamInFlightBytes);
   EXPECT_EQ(back->streamHandOffInFlightBytes, t.streamHandOffInFlightBytes);
   EXPECT_EQ(back->ffnForm, t.ffnForm);
+  EXPECT_EQ(back->streamRowPartBytes, t.streamRowPartBytes);
   EXPECT_EQ(targetToJson(*back), json);
 }
 

@@ -315,35 +315,74 @@ __device__ __forceinline__ float warpDotShared(const uint8_t *row, const float *
   return warpReduce(acc, SumOp{});
 }
 
-/// The rows of a streamed segment, through the ring: row i of the segment is
-/// warp i mod kWarps's, so consecutive stages keep different warps busy;
-/// emit(i, value) on every lane of that warp.
+/// The rows of a streamed segment, through the ring, dot x'; emit(i, value)
+/// on every lane of warp i mod kWarps.
+///  - Whole rows (rows no longer than the plan's part, ws.rowPartBytes()):
+///    row i of the segment is warp i mod kWarps's, so consecutive stages
+///    keep different warps busy, and the warp emits as it goes.
+///  - Rows cut into P parts: part p of row i is item i*P + p, warp (i*P + p)
+///    mod kWarps's, whose lane 0 leaves its dot product in partials[i*P + p]
+///    (shared memory, rows x P floats: WorkerLayout.h, rowPartialsAt). After
+///    the last stage and a block barrier, warp i mod kWarps adds row i's
+///    parts in part order and emits; a second block barrier frees partials
+///    for the next segment.
 template <typename Emit>
 __device__ __forceinline__ void forEachStreamedRowDot(WeightStream &ws,
                                                       const plan::StreamSegment &seg,
-                                                      const float *xs, Emit emit) {
+                                                      const float *xs, float *partials,
+                                                      Emit emit) {
   const uint32_t vectors = seg.rowBytes / kVectorBytes;
-  ws.consume(seg, [&](uint32_t first, uint32_t rows, const uint8_t *data) {
+  const uint32_t parts = plan::rowParts(seg.rowBytes, ws.rowPartBytes());
+  if (parts == 1) {
+    ws.consume(seg, [&](uint32_t first, uint32_t rows, const uint8_t *data) {
 #pragma unroll 1
-    for (uint32_t j = (warpId() + kWarps - first % kWarps) % kWarps; j < rows; j += kWarps)
-      emit(first + j, warpDotShared(data + j * seg.rowBytes, xs, vectors));
+      for (uint32_t j = (warpId() + kWarps - first % kWarps) % kWarps; j < rows; j += kWarps)
+        emit(first + j, warpDotShared(data + j * seg.rowBytes, xs, vectors));
+    });
+    return;
+  }
+  const uint32_t partVectors = ws.rowPartBytes() / kVectorBytes;
+  ws.consume(seg, [&](uint32_t first, uint32_t rows, const uint8_t *data) {
+    const uint32_t item0 = first * parts; // The stage's first item.
+#pragma unroll 1
+    for (uint32_t q = (warpId() + kWarps - item0 % kWarps) % kWarps; q < rows * parts;
+         q += kWarps) {
+      const uint32_t j = q / parts, v0 = (q % parts) * partVectors;
+      const float dot = warpDotShared(data + j * seg.rowBytes + v0 * kVectorBytes,
+                                      xs + v0 * kVector, min(partVectors, vectors - v0));
+      if (laneId() == 0)
+        partials[item0 + q] = dot;
+    }
   });
+  blockBarrier();
+#pragma unroll 1
+  for (uint32_t i = warpId(); i < seg.rows; i += kWarps) {
+    float sum = partials[i * parts];
+    for (uint32_t p = 1; p < parts; ++p)
+      sum += partials[i * parts + p];
+    emit(i, sum);
+  }
+  blockBarrier();
 }
 #endif
 
 /// Rows [rowBegin, rowEnd) of a Gemv's or LmHead's matrix (K = 8*vectors), dot
 /// x': emit(row, value) on every lane of the warp that computed it. The Plain
 /// worker loads them itself (forEachRowDot), the Stream worker takes them from
-/// the ring (forEachStreamedRowDot).
+/// the ring (forEachStreamedRowDot; its row partials in s, past the op's
+/// regions).
 template <typename Emit>
 __device__ __forceinline__ void forEachTaskRowDot(WeightStream &ws, const plan::TaskRecord &t,
-                                                  uint32_t vectors, const float *xs, Emit emit) {
+                                                  uint32_t vectors, const float *xs,
+                                                  const Scratch &s, Emit emit) {
 #if TI_WORKER_STREAM
   (void)vectors;
   const uint32_t begin = t.rowBegin; // Read once: the ring's waits are memory clobbers.
   forEachStreamedRowDot(ws, plan::streamSegments(t).segment[0], xs,
+                        s.floats + rowPartialsAt(t),
                         [&](uint32_t row, float v) { emit(begin + row, v); });
 #else
+  (void)s;
   forEachRowDot(ws, t.weight, t.rowBegin, t.rowEnd, vectors, xs, emit);
 #endif
 }

@@ -52,13 +52,14 @@ __device__ __forceinline__ void addDownGroups(const FfnLayout &layout, const flo
 /// (a block barrier). Thread (group q, vector v) adds the units u = q mod G of
 /// each stage into its 8 columns, in unit order, across the stages.
 __device__ void streamedFfn(const KernelArgs &a, const plan::TaskRecord &t, WeightStream &ws,
-                            const FfnLayout &layout, float *xs, float *act, float *partials) {
+                            const FfnLayout &layout, float *xs, float *act, float *partials,
+                            float *rowPartials) {
   const plan::StreamSegments segments = plan::streamSegments(t);
-  forEachStreamedRowDot(ws, segments.segment[0], xs, [&](uint32_t u, float g) {
+  forEachStreamedRowDot(ws, segments.segment[0], xs, rowPartials, [&](uint32_t u, float g) {
     if (laneId() == 0)
       act[u] = g;
   });
-  forEachStreamedRowDot(ws, segments.segment[1], xs, [&](uint32_t u, float up) {
+  forEachStreamedRowDot(ws, segments.segment[1], xs, rowPartials, [&](uint32_t u, float up) {
     if (laneId() == 0) {
       act[u] = siluTimes(act[u], up);
     }
@@ -99,7 +100,7 @@ __device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, co
   loadNormalizedInput(a, t, ws, h, 1, xs, s);
 
 #if TI_WORKER_STREAM
-  streamedFfn(a, t, ws, layout, xs, act, partials);
+  streamedFfn(a, t, ws, layout, xs, act, partials, s.floats + rowPartialsAt(t));
 #else
   // 2. The activations.
   const uint64_t rowBytes = uint64_t(h) * kWeightBytes;

@@ -29,11 +29,12 @@ __device__ void runGateUp(const KernelArgs &a, const plan::TaskRecord &t, const 
   loadNormalizedInput(a, t, ws, k, 1, xs, s);
   float *y = arenaF32(a, t.out[0]) + t.rowBegin;
   const plan::StreamSegments segments = plan::streamSegments(t);
-  forEachStreamedRowDot(ws, segments.segment[0], xs, [&](uint32_t u, float g) {
+  float *partials = s.floats + rowPartialsAt(t);
+  forEachStreamedRowDot(ws, segments.segment[0], xs, partials, [&](uint32_t u, float g) {
     if (laneId() == 0)
       gate[u] = g;
   });
-  forEachStreamedRowDot(ws, segments.segment[1], xs, [&](uint32_t u, float up) {
+  forEachStreamedRowDot(ws, segments.segment[1], xs, partials, [&](uint32_t u, float up) {
     if (laneId() == 0)
       y[u] = siluTimes(gate[u], up);
   });

@@ -61,7 +61,7 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
         vRow[i - vFirst] = floatToBf16(v);
     }
   };
-  forEachTaskRowDot(ws, t, vectors, xs, emit);
+  forEachTaskRowDot(ws, t, vectors, xs, s, emit);
 }
 
 TI_WORKER_NAMESPACE_END

@@ -51,7 +51,7 @@ __device__ void runLmHead(const KernelArgs &a, const plan::TaskRecord &t, const 
       logits[i] = v;
     best.add(v, i);
   };
-  forEachTaskRowDot(ws, t, vectors, xs, emit);
+  forEachTaskRowDot(ws, t, vectors, xs, s, emit);
 
   // Lane 0 of each warp leaves its result in the scratch (x' is no longer read
   // once every warp is past its rows).
