@@ -15,27 +15,49 @@
 //    matrix = gate, up, down; output: the layer's partials buffer) and a
 //    ReduceResidual stage (units = hidden rows).
 //
-// The target chooses the form (Target.h: ffnForm): with FfnForm::GateUp the
-// pass changes nothing, and the pair stays a GateUp wave (the SiLU*up GEMV)
-// and the down projection's Gemv, a barrier between them.
+// The target chooses the form (Target.h: ffnForm). With FfnForm::GateUp the
+// pass leaves a pair whose down projection fits the worker alone: it stays a
+// GateUp wave (the SiLU*up GEMV) and the down projection's Gemv, a barrier
+// between them. The down Gemv keeps its whole input (the intermediate units)
+// in shared memory beside the weight stream's ring and the worker's schedule;
+// where that does not fit (Llama 3.1 8B's 14,336 units, 57 KB, beside a
+// 160 KB ring on the H200), the pair becomes partials as above.
 //
 //===----------------------------------------------------------------------===//
 #include "StageUses.h"
 
 #include "ti/Passes/Passes.h"
+#include "ti/Plan/WorkerLayout.h"
 
 using namespace ti;
 using namespace ti::tir;
 
 namespace {
 
+/// Whether `down`, as the Gemv of the GateUp form, fits a worker of the
+/// target: its largest task's shared memory (WorkerLayout.h), the ring, and
+/// the schedule of a worker with one task per stage of `m` (a bound: a stage
+/// has at most one task per worker unless it has more tasks than workers).
+bool downFits(const Module &m, const Stage &down) {
+  const Target &t = m.target;
+  const plan::StreamConfig st = t.streamConfig();
+  plan::TaskRecord largest{};
+  largest.opcode = uint16_t(plan::Opcode::Gemv);
+  largest.aux[0] = uint32_t(down.cols);
+  largest.rowEnd = uint32_t((down.units + t.workers - 1) / std::max(t.workers, 1u));
+  const uint64_t scratch =
+      uint64_t(plan::sharedFloatsFor(largest, t.threadsPerWorker, st.rowPartBytes)) *
+      sizeof(float);
+  const uint32_t stages = uint32_t(m.stages.size());
+  const uint64_t schedule = plan::scheduleLayout(stages, stages).bytes;
+  return scratch + st.ringFootprint() + schedule <= t.sharedBytesPerWorker;
+}
+
 class FuseFfn : public Pass {
 public:
   FuseFfn() : Pass(PassId::FuseFfn) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
-    if (m.target.ffnForm != FfnForm::Partials)
-      return true;
     std::vector<Stage> out;
     for (unsigned i = 0; i < m.stages.size(); ++i) {
       Stage &up = m.stages[i];
@@ -51,6 +73,14 @@ public:
           down.cols != up.output.length || down.norm >= 0) {
         out.push_back(std::move(up));
         continue;
+      }
+      if (m.target.ffnForm == FfnForm::GateUp) {
+        if (downFits(m, down)) {
+          out.push_back(std::move(up)); // The down projection follows as it is.
+          count("ffns-gate-up");
+          continue;
+        }
+        count("ffns-partials-for-shared-memory");
       }
       // One partials buffer per layer: every element of a step has one writer.
       int partials = m.addBuffer("L" + std::to_string(up.layer) + ".ffn_partials",

@@ -46,14 +46,7 @@ public:
     if (t.execution == plan::ExecutionModel::Plain)
       return true;
 
-    plan::StreamConfig st;
-    st.model = t.execution;
-    st.stageBytes = t.streamStageBytes;
-    st.stages = std::min(plan::kMaxStreamStages, t.streamRingBytes / t.streamStageBytes);
-    st.inFlightStages = std::max(1u, std::min(st.stages, t.streamInFlightBytes / st.stageBytes));
-    st.handOffInFlightStages =
-        std::min(st.inFlightStages, t.streamHandOffInFlightBytes / st.stageBytes);
-    st.rowPartBytes = t.streamRowPartBytes;
+    const plan::StreamConfig st = t.streamConfig();
 
     bool ok = true;
     uint64_t filled = 0;

@@ -347,21 +347,22 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWhenLayersDiffer) {
   expectStepsMatchTheCpu(lp, kSteps, 4);
 }
 
-TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheGateUpForm) {
-  // The GateUp tasks' gate rows, then up rows, through the ring: with stages
-  // of two down rows (320 bytes each, the tiny model's longest) the gate and
-  // up segments span several stages each (5 rows a stage) and the ring wraps
-  // inside tasks.
-  for (const char *keys : {"", "\"stream_stage_bytes\": 640, \"stream_ring_bytes\": 2560, "
-                               "\"stream_in_flight_bytes\": 640"}) {
-    SCOPED_TRACE(keys);
-    auto lp = streamPlan("models/tiny.graph", "--ffn-form gate_up", keys);
-    ASSERT_TRUE(lp);
-    ASSERT_TRUE(std::any_of(lp->plan.tasks.begin(), lp->plan.tasks.end(), [](const auto &t) {
-      return t.opcode == uint16_t(plan::Opcode::GateUp);
-    }));
-    expectStepsMatchTheCpu(lp, kSteps, 4);
-  }
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuInBothFfnForms) {
+  // FFN partials and a reduce wave, or GateUp tasks (gate rows, then up rows,
+  // through the ring) and the down Gemv: with stages of two down rows (320
+  // bytes each, the tiny model's longest) the gate and up segments span
+  // several stages each (5 rows a stage) and the ring wraps inside tasks.
+  for (const char *form : {"partials", "gate_up"})
+    for (const char *keys : {"", "\"stream_stage_bytes\": 640, \"stream_ring_bytes\": 2560, "
+                                 "\"stream_in_flight_bytes\": 640"}) {
+      SCOPED_TRACE(std::string(form) + ", " + keys);
+      auto lp = streamPlan("models/tiny.graph", std::string("--ffn-form ") + form, keys);
+      ASSERT_TRUE(lp);
+      const auto op = form == std::string("gate_up") ? plan::Opcode::GateUp : plan::Opcode::FfnPartial;
+      ASSERT_TRUE(std::any_of(lp->plan.tasks.begin(), lp->plan.tasks.end(),
+                              [&](const auto &t) { return t.opcode == uint16_t(op); }));
+      expectStepsMatchTheCpu(lp, kSteps, 4);
+    }
 }
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithRowsCutIntoParts) {
@@ -386,9 +387,10 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {
   // The tiny model's rows are 128 bytes: stages of 256 bytes cut every task
   // into many fills of a 4-stage ring, one copy in flight, so the ring wraps
   // inside tasks and the stage parities alternate many times per step. The
-  // copy in flight keeps going while the consumers wait at a grid barrier
-  // (the other stream plans start none there).
-  auto lp = streamPlan("models/tiny.graph", "",
+  // copy in flight keeps going while the consumers wait at a grid barrier.
+  // The partials form: the gate_up form's 320-byte down rows need stages of
+  // 640 (MatchesTheCpuInBothFfnForms).
+  auto lp = streamPlan("models/tiny.graph", "--ffn-form partials",
                        "\"stream_stage_bytes\": 256, \"stream_ring_bytes\": 1024, "
                        "\"stream_in_flight_bytes\": 256, \"stream_hand_off_in_flight_bytes\": 256");
   ASSERT_TRUE(lp);

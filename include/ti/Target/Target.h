@@ -69,14 +69,16 @@ struct Target {
   uint32_t streamStageBytes = 32 * 1024;
   uint32_t streamRingBytes = 160 * 1024;
   uint32_t streamInFlightBytes = 64 * 1024;
-  /// The bulk copies started while the consumers wait at a grid barrier: none
-  /// (measured on the H200: pausing them there took the 1B's step 1.1-1.3%
-  /// faster, docs/PERFORMANCE.md).
+  /// The bulk copies started while the consumers wait at a grid barrier
+  /// (withExecution sets one stage's for the stream worker: with the GateUp
+  /// form, whose down wave is short, one copy beat none by 1.1-1.3% on the
+  /// H200, where with partials none had beaten the whole cap;
+  /// docs/PERFORMANCE.md).
   uint32_t streamHandOffInFlightBytes = 0;
   /// Streamed rows longer than this go to several consumer warps, one part
   /// each (plan-stream; Execution.h: StreamConfig::rowPartBytes); 0: whole rows.
   uint32_t streamRowPartBytes = 4096;
-  /// The MLP's form (fuse-ffn).
+  /// The MLP's form (fuse-ffn; withExecution sets GateUp for the stream worker).
   FfnForm ffnForm = FfnForm::Partials;
 
   plan::WorkerLimits workerLimits() const {
@@ -88,6 +90,10 @@ struct Target {
   /// and register budget (Execution.h), its balance tolerance and its FFN form.
   Target withExecution(plan::ExecutionModel model) const;
 
+  /// The weight stream this target's plans run (plan-stream): the stage size,
+  /// the ring's depth and the copies in flight from the stream_* values; all
+  /// zero for the Plain model.
+  plan::StreamConfig streamConfig() const;
   /// A one-line description for plan headers and --stats.
   std::string describe() const;
 };
