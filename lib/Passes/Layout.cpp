@@ -140,7 +140,7 @@ private:
       }
       case StageKind::Gemv:
         if (s.siluMul) {
-          packGateUp(m, s);
+          packMlpPerTask(m, s);
           break;
         }
         [[fallthrough]];
@@ -163,27 +163,9 @@ private:
         }
         break;
       }
-      case StageKind::FfnPartial: {
-        const WeightRows &gate = s.matrix[0], &up = s.matrix[1], &down = s.matrix[2];
-        std::vector<plan::WeightSegment> segs;
-        for (const Task &t : s.tasks) {
-          segs.push_back(segment(m, gate.weight, gate.rowBegin + t.rowBegin,
-                                 gate.rowBegin + t.rowEnd, 0, s.cols));
-          segs.push_back(segment(m, up.weight, up.rowBegin + t.rowBegin, up.rowBegin + t.rowEnd,
-                                 0, s.cols));
-          segs.push_back(segment(m, down.weight, 0, s.cols, t.rowBegin, t.rowEnd,
-                                 /*transposed=*/true));
-        }
-        int p = addPacked(m, s.name, std::move(segs));
-        uint64_t offset = m.packed[p].offset;
-        for (Task &t : s.tasks) {
-          t.packed = p;
-          t.weightOffset = offset;
-          t.weightBytes = 3 * t.rows() * s.cols * kW;
-          offset += t.weightBytes;
-        }
+      case StageKind::FfnPartial:
+        packMlpPerTask(m, s);
         break;
-      }
       default:
         break;
       }
@@ -191,9 +173,11 @@ private:
     count("packed-tensors", m.packed.size());
   }
 
-  /// A SiLU*up GEMV over [gate; up]: task by task, its units' gate rows, then
-  /// their up rows (TaskRecord.h: GateUp).
-  void packGateUp(Module &m, Stage &s) {
+  /// The MLP task by task: its units' gate rows, then their up rows, and for
+  /// an FfnPartial its columns of the down projection transposed
+  /// (TaskRecord.h: GateUp, FfnPartial).
+  void packMlpPerTask(Module &m, Stage &s) {
+    const bool down = s.kind == StageKind::FfnPartial;
     const WeightRows &gate = s.matrix[0], &up = s.matrix[1];
     std::vector<plan::WeightSegment> segs;
     for (const Task &t : s.tasks) {
@@ -201,13 +185,16 @@ private:
                              0, s.cols));
       segs.push_back(
           segment(m, up.weight, up.rowBegin + t.rowBegin, up.rowBegin + t.rowEnd, 0, s.cols));
+      if (down)
+        segs.push_back(segment(m, s.matrix[2].weight, 0, s.cols, t.rowBegin, t.rowEnd,
+                               /*transposed=*/true));
     }
     int p = addPacked(m, s.name, std::move(segs));
     uint64_t offset = m.packed[p].offset;
     for (Task &t : s.tasks) {
       t.packed = p;
       t.weightOffset = offset;
-      t.weightBytes = 2 * t.rows() * s.cols * kW;
+      t.weightBytes = (down ? 3 : 2) * t.rows() * s.cols * kW;
       offset += t.weightBytes;
     }
   }
