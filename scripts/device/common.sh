@@ -7,7 +7,10 @@
 #   out    the logs
 #   work   a scratch folder
 #   fail   records a failure (FAILED: ... on the log and in out/failures.txt)
-#   finish prints PASS or FAIL and exits 0 or 1
+#   finish prints PASS or FAIL and exits 0 or 1; on the lent machine ($OUT
+#          set) it first packs the logs into out/logs.tgz, keeping only
+#          table.txt and failures.txt beside it: of $OUT at most 8 files come
+#          back (../.library/device/README.md)
 root=$(pwd)
 bin=${TI_BIN:-$root/.device/bin}
 out=${1:-${OUT:-${2:-/tmp/device-check}}}
@@ -21,6 +24,11 @@ fi
 failed=0
 fail() { echo "FAILED: $*" | tee -a "$out/failures.txt"; failed=1; }
 finish() {
+  if [ -n "${OUT:-}" ]; then
+    (cd "$out" && find . -type f ! -name table.txt ! -name failures.txt ! -name logs.tgz \
+      -print0 | tar czf logs.tgz --null -T - --remove-files) ||
+      fail "packing the logs into $out/logs.tgz"
+  fi
   if [ "$failed" -eq 0 ]; then echo "PASS"; else echo "FAIL"; fi
   exit "$failed"
 }

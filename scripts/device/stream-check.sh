@@ -13,8 +13,13 @@
 #    a baseline, its tools compile and pack their own plan, and its full mode
 #    and this build's alternate twice in the same call: the kernel's speed
 #    moves by about 1% with changes far from a loop (docs/PERFORMANCE.md), so
-#    a change is only measured against its parent in one call;
+#    a change is only measured against its parent in one call; then the
+#    full step and the stream alone in launches of 8 steps (the launch's
+#    own start and end shared: --steps-per-launch), and the full step of
+#    the h200 plan in the other FFN form (`tic --ffn-form partials`, its own
+#    packed weights: the build "partials");
 # 3. one table: build, mode, context, ms per token (median), share of floor.
+# On the lent machine ($OUT set) the logs end up in OUTDIR/logs.tgz.
 # Any failure prints FAILED and makes the exit status 1; the last line is PASS
 # or FAIL.
 set -uo pipefail
@@ -74,6 +79,22 @@ if compile new "$bin"; then
   fi
   bench new "$bin" no-dependencies new-no-dependencies
   bench new "$bin" stream-only new-stream-only
+  steps8() { # MODE TAG: context 1 in launches of 8 steps.
+    "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 --sessions 3 --generate 0 \
+      --worker-mode "$1" --steps-per-launch 8 --json "$out/bench-$2.json" > "$out/bench-$2.txt" 2>&1 ||
+      fail "tirun bench --steps-per-launch 8, $2 (see $out/bench-$2.txt)"
+  }
+  steps8 full new-full-8-steps-a-launch
+  steps8 stream-only new-stream-only-8-steps-a-launch
+  rm -f "$work/new.bin" "$work/base.bin"
+  if "$bin/tic" models/llama32-1b.graph --target h200 --ffn-form partials -o "$work/partials.fb" &&
+     "$bin/tipack" "$work/partials.fb" --random --seed 1 -q -o "$work/partials.bin"; then
+    "$bin/tirun" bench "$work/partials.fb" "$work/partials.bin" --contexts "$contexts" --sessions 3 \
+      --generate 0 --json "$out/bench-partials-full.json" > "$out/bench-partials-full.txt" 2>&1 ||
+      fail "tirun bench, the partials form (see $out/bench-partials-full.txt)"
+  else
+    fail "compiling or packing the 1B in the partials form"
+  fi
 else
   fail "compiling or packing Llama 3.2 1B"
 fi
@@ -91,9 +112,9 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "bench-*.json"))):
             rows.append((build, mode, tag, c["context"], c["median_ms"], c["share_of_floor"]))
 if not rows:
     sys.exit("no bench results")
-print(f"{'build':6} {'mode':16} {'run':24} {'context':>7} {'ms/token':>9} {'floor':>6}")
+print(f"{'build':8} {'mode':28} {'run':34} {'context':>7} {'ms/token':>9} {'floor':>6}")
 for build, mode, tag, ctx, ms, share in sorted(rows, key=lambda r: (r[1], r[3], r[2])):
-    print(f"{build:6} {mode:16} {tag:24} {ctx:7d} {ms:9.4f} {100 * share:5.1f}%")
+    print(f"{build:8} {mode:28} {tag:34} {ctx:7d} {ms:9.4f} {100 * share:5.1f}%")
 PY
 
 finish
