@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 
 using namespace ti;
@@ -43,6 +44,18 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
      << p.attention.splitContext << ", " << barriers[BarrierKind::None] << " none\n";
   os << "  attention: " << p.attentionChunks() << " chunks above context "
      << p.attention.splitContext << "; max context " << p.model.maxContext << "\n";
+  // The MLP's form, by the layers whose tasks take it (fuse-ffn).
+  std::set<uint32_t> gateUpLayers, partialLayers;
+  for (const TaskRecord &t : p.tasks) {
+    if (t.opcode == uint16_t(Opcode::GateUp))
+      gateUpLayers.insert(t.layer);
+    if (t.opcode == uint16_t(Opcode::FfnPartial))
+      partialLayers.insert(t.layer);
+  }
+  if (!gateUpLayers.empty() || !partialLayers.empty())
+    os << "  mlp: " << gateUpLayers.size()
+       << " layers as gate_up (silu(gate)*up, then the down projection), "
+       << partialLayers.size() << " as partials (and a reduce wave)\n";
   if (const StreamConfig &st = p.stream; st.model == ExecutionModel::Plain) {
     os << "  execution: plain (each thread loads its own weights)\n";
   } else {
