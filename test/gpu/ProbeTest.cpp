@@ -35,11 +35,21 @@ class ProbeTest : public test::GpuTest {
 protected:
   /// The tiny model compiled for 4 workers of this GPU with `fingerprint` in
   /// its target, with random weights (null on failure, recorded).
-  std::shared_ptr<const LoadedPlan> planFor(const std::string &fingerprint) {
+  /// The tiny model for this GPU (4 workers) from a target probed with the
+  /// worker `fingerprint`, for the Plain worker or, with `stream`, the Stream
+  /// one (its shared memory: the ring needs more than the target file's
+  /// default).
+  std::shared_ptr<const LoadedPlan> planFor(const std::string &fingerprint, bool stream = false) {
     const fs::path stem = scratchDir("ti-probe") / fingerprint;
-    const std::string target = writeTarget(stem.string() + ".json", device.arch, 4,
-                                           "\"worker_fingerprint\": \"" + fingerprint + "\"");
-    return test::compileTinyPlan(stem, "--target-file " + target, 1);
+    std::string keys = "\"worker_fingerprint\": \"" + fingerprint + "\"";
+    if (stream)
+      keys += ", \"shared_bytes_per_worker\": " +
+              std::to_string(CudaExecutor::workerLimits(device.sharedPerBlockOptin,
+                                                        plan::ExecutionModel::Stream)
+                                 .sharedBytes);
+    const std::string target = writeTarget(stem.string() + ".json", device.arch, 4, keys);
+    return test::compileTinyPlan(
+        stem, "--target-file " + target + (stream ? " --execution stream" : ""), 1);
   }
 };
 
@@ -111,6 +121,35 @@ TEST_F(ProbeTest, APlanForAnotherWorkerIsRefusedInOneLine) {
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 
   auto right = planFor(mine);
+  ASSERT_TRUE(right);
+  auto accepted = CudaExecutor::create(right);
+  EXPECT_TRUE(accepted.ok()) << accepted.status().message();
+}
+
+TEST_F(ProbeTest, TheStreamWorkerHasItsOwnFingerprint) {
+  // Each execution model's worker is its own object with its own images
+  // (both hashed at build time): a stream plan runs only with the Stream
+  // worker's fingerprint, and the Plain worker's is not it.
+  if (device.arch != plan::kStreamArch)
+    GTEST_SKIP() << "the stream worker needs sm_90; " << device.arch << " runs the plain one";
+  const std::string plain = CudaExecutor::kernelFingerprint(0, plan::ExecutionModel::Plain);
+  const std::string stream = CudaExecutor::kernelFingerprint(0, plan::ExecutionModel::Stream);
+  ASSERT_EQ(stream.size(), 16u) << stream;
+  EXPECT_NE(stream, plain);
+  auto image = CudaExecutor::workerImage(0, plan::ExecutionModel::Stream);
+  ASSERT_TRUE(image.ok()) << image.status().message();
+  EXPECT_EQ(image->model, plan::ExecutionModel::Stream);
+  EXPECT_EQ(image->sha256.size(), 64u);
+  RecordProperty("stream_worker_image", image->describe());
+
+  auto wrong = planFor(plain, /*stream=*/true);
+  ASSERT_TRUE(wrong);
+  ASSERT_EQ(wrong->plan.stream.model, plan::ExecutionModel::Stream);
+  auto refused = CudaExecutor::create(wrong);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(stream), std::string::npos)
+      << refused.status().message();
+  auto right = planFor(stream, /*stream=*/true);
   ASSERT_TRUE(right);
   auto accepted = CudaExecutor::create(right);
   EXPECT_TRUE(accepted.ok()) << accepted.status().message();

@@ -90,7 +90,7 @@ int ti::tirun::runProbe(int argc, char **argv) {
   auto attributes = CudaExecutor::workerAttributes(device, 0, model);
   if (!attributes)
     return fail(attributes.status().message());
-  auto image = CudaExecutor::workerImage(device);
+  auto image = CudaExecutor::workerImage(device, model);
   if (!image)
     return fail(image.status().message());
   const std::string fingerprint = CudaExecutor::kernelFingerprint(device, *image);

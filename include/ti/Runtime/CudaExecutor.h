@@ -64,14 +64,15 @@ struct CudaDeviceInfo {
 /// embedded in this binary, with the SHA-256 the build computed of its code
 /// and data (lib/Runtime/cuda/HashMachineCode.cmake).
 struct WorkerImage {
+  plan::ExecutionModel model = plan::ExecutionModel::Plain; // Whose worker.
   bool jit = false;      // false: a cubin; true: the driver JIT-compiles PTX.
   std::string name;      // "sm_90" (cubin) or "compute_90" (PTX).
   std::string sha256;    // 64 hex digits.
   int deviceArch = 0;    // What the device runs: 90 = sm_90 (the JIT's output arch).
   int driverVersion = 0; // cudaDriverGetVersion (the JIT's compiler), 13000 = 13.0.
 
-  /// "sm_90 cubin 1accd23713e6" or "compute_90 PTX 0439fa1bf285, JIT-compiled
-  /// for sm_100 by driver 13000".
+  /// "sm_86 cubin 1accd23713e6", "stream worker sm_90 cubin 3b4c5d6e7f80" or
+  /// "compute_90 PTX 0439fa1bf285, JIT-compiled for sm_100 by driver 13000".
   std::string describe() const;
 };
 
@@ -138,11 +139,14 @@ public:
   /// writes it into the target file.
   static plan::WorkerLimits workerLimits(size_t optInSharedBytes,
                                          plan::ExecutionModel model = plan::ExecutionModel::Plain);
-  /// Which embedded image of the worker `device` runs: the cubin whose arch
-  /// cudaFuncGetAttributes reports as the binary version, or, where the device
-  /// has no such cubin (or CUDA_FORCE_PTX_JIT is set), the PTX of the reported
-  /// PTX version, which the driver JIT-compiles.
-  static StatusOr<WorkerImage> workerImage(int device = 0);
+  /// Which embedded image of `model`'s worker `device` runs: the cubin whose
+  /// arch cudaFuncGetAttributes reports as the binary version, or, where the
+  /// device has no such cubin (or CUDA_FORCE_PTX_JIT is set), the PTX of the
+  /// reported PTX version, which the driver JIT-compiles. Each execution
+  /// model's worker is its own object with its own images (the build hashes
+  /// both: lib/Runtime/cuda/HashMachineCode.cmake).
+  static StatusOr<WorkerImage> workerImage(int device = 0,
+                                           plan::ExecutionModel model = plan::ExecutionModel::Plain);
   /// A hash (16 hex digits) of the worker's machine code on `device`: FNV-1a
   /// over the image workerImage() names, then over the kernel's attributes on
   /// the device (registers, local, static shared and constant bytes, max
@@ -154,8 +158,10 @@ public:
   /// worker's sources, flags or nvcc that changes its code changes the hash;
   /// touching a file, moving a comment or building in another directory does
   /// not (those change only the line tables). Empty on error.
-  static std::string kernelFingerprint(int device = 0);
-  /// The same, for an image workerImage(device) already gave.
+  /// The Stream worker's code enters prefixed with "stream ".
+  static std::string kernelFingerprint(int device = 0,
+                                       plan::ExecutionModel model = plan::ExecutionModel::Plain);
+  /// The same, for an image workerImage(device, model) already gave.
   static std::string kernelFingerprint(int device, const WorkerImage &image);
 
 private:

@@ -20,6 +20,7 @@
 #include "Config.cuh"
 #include "CudaCheck.h"
 #include "KernelArgs.h"
+#include "StreamWorkerMachineCode.h"
 #include "WorkerMachineCode.h"
 
 #include "ti/Runtime/Launch.h"
@@ -248,7 +249,8 @@ StatusOr<WorkerAttributes> CudaExecutor::workerAttributes(int device, size_t dyn
 uint32_t CudaExecutor::workerThreads() { return cuda::kThreads; }
 
 std::string WorkerImage::describe() const {
-  std::string text = name + (jit ? " PTX " : " cubin ") + sha256.substr(0, 12);
+  std::string text = std::string(model == plan::ExecutionModel::Stream ? "stream worker " : "") +
+                     name + (jit ? " PTX " : " cubin ") + sha256.substr(0, 12);
   if (jit)
     text += ", JIT-compiled for sm_" + std::to_string(deviceArch) + " by driver " +
             std::to_string(driverVersion);
@@ -264,28 +266,33 @@ bool ptxJitForced() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-const cuda::MachineCodeImage *findImage(int arch, bool ptx) {
-  for (const cuda::MachineCodeImage &image : cuda::kWorkerImages)
-    if (image.arch == arch && image.ptx == ptx)
-      return &image;
-  return nullptr;
+/// The image of `model`'s worker of that arch and kind, if this build has it.
+const cuda::MachineCodeImage *findImage(plan::ExecutionModel model, int arch, bool ptx) {
+  auto find = [&](const auto &images) -> const cuda::MachineCodeImage * {
+    for (const cuda::MachineCodeImage &image : images)
+      if (image.arch == arch && image.ptx == ptx)
+        return &image;
+    return nullptr;
+  };
+  return model == plan::ExecutionModel::Stream ? find(cuda::kStreamWorkerImages)
+                                               : find(cuda::kWorkerImages);
 }
 
 } // namespace
 
-StatusOr<WorkerImage> CudaExecutor::workerImage(int device) {
+StatusOr<WorkerImage> CudaExecutor::workerImage(int device, plan::ExecutionModel model) {
   TI_CUDA_CHECK(cudaSetDevice(device));
   cudaFuncAttributes fa;
-  TI_CUDA_CHECK(cudaFuncGetAttributes(&fa, cuda::workerEntry()));
+  TI_CUDA_CHECK(cudaFuncGetAttributes(&fa, entryFor(model, false)));
   WorkerImage w;
   w.deviceArch = fa.binaryVersion;
   // The driver runs a cubin when one is compatible with the device (its
   // binary version names it); otherwise it JIT-compiles the newest PTX the
   // device can take, and the binary version is the JIT's target.
   const cuda::MachineCodeImage *image =
-      ptxJitForced() ? nullptr : findImage(fa.binaryVersion, false);
+      ptxJitForced() ? nullptr : findImage(model, fa.binaryVersion, false);
   if (!image) {
-    image = findImage(fa.ptxVersion, true);
+    image = findImage(model, fa.ptxVersion, true);
     if (!image)
       return Status::error("the worker on GPU " + std::to_string(device) + " runs sm_" +
                            std::to_string(fa.binaryVersion) + " code from PTX " +
@@ -293,13 +300,14 @@ StatusOr<WorkerImage> CudaExecutor::workerImage(int device) {
     w.jit = true;
     TI_CUDA_CHECK(cudaDriverGetVersion(&w.driverVersion));
   }
+  w.model = model;
   w.name = image->name;
   w.sha256 = image->sha256;
   return w;
 }
 
-std::string CudaExecutor::kernelFingerprint(int device) {
-  auto image = workerImage(device);
+std::string CudaExecutor::kernelFingerprint(int device, plan::ExecutionModel model) {
+  auto image = workerImage(device, model);
   if (!image) {
     cudaGetLastError();
     return "";
@@ -310,11 +318,14 @@ std::string CudaExecutor::kernelFingerprint(int device) {
 std::string CudaExecutor::kernelFingerprint(int device, const WorkerImage &image) {
   cudaFuncAttributes fa;
   if (cudaSetDevice(device) != cudaSuccess ||
-      cudaFuncGetAttributes(&fa, cuda::workerEntry()) != cudaSuccess) {
+      cudaFuncGetAttributes(&fa, entryFor(image.model, false)) != cudaSuccess) {
     cudaGetLastError();
     return "";
   }
-  std::string code = (image.jit ? "ptx-jit " : "cubin ") + image.name + " " + image.sha256;
+  // The Plain worker's code enters as before the Stream worker existed, so
+  // that its fingerprints stay those of the targets probed then.
+  std::string code = std::string(image.model == plan::ExecutionModel::Stream ? "stream " : "") +
+                     (image.jit ? "ptx-jit " : "cubin ") + image.name + " " + image.sha256;
   if (image.jit)
     code += " sm_" + std::to_string(image.deviceArch) + " driver " +
             std::to_string(image.driverVersion);
@@ -388,7 +399,7 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<con
   // A probed target names the worker binary it was measured with; its plan
   // runs only with that machine code (the built-in targets name none).
   if (!p.target.workerFingerprint.empty()) {
-    auto image = workerImage(device);
+    auto image = workerImage(device, model);
     if (!image)
       return image.status();
     std::string mine = kernelFingerprint(device, *image);
