@@ -18,8 +18,9 @@
 //
 // One definition, host and device: the CUDA ops carve the array with it, the
 // executor sizes the launch with it, and the compiler refuses a plan whose
-// tasks need more than the target's worker offers (WorkerSupport.h). The only
-// input besides the task is the worker's thread count.
+// tasks need more than the target's worker offers (WorkerSupport.h). The
+// inputs besides the task are the worker's thread count and the plan's row
+// part (Execution.h).
 //
 // Before that array, each worker keeps its schedule: its task records and the
 // waves' barrier kinds, copied from global memory once per launch, so that
@@ -132,16 +133,17 @@ TI_HOST_DEVICE constexpr uint32_t rowParts(uint32_t rowBytes, uint32_t partBytes
 }
 
 /// Floats of row partials task t needs: rows x parts of its longest streamed
-/// segment, when its rows are cut (0 otherwise).
+/// segment, when its rows are cut (0 otherwise); past 2^32 - 1 (a plan no
+/// worker could hold) it saturates, so the shared-memory check refuses it.
 TI_HOST_DEVICE constexpr uint32_t rowPartialsFloats(const TaskRecord &t, uint32_t partBytes) {
   const StreamSegments segments = streamSegments(t);
-  uint32_t most = 0;
+  uint64_t most = 0;
   for (uint32_t k = 0; k < segments.count; ++k) {
     const uint32_t parts = rowParts(segments.segment[k].rowBytes, partBytes);
-    const uint32_t floats = parts > 1 ? segments.segment[k].rows * parts : 0u;
+    const uint64_t floats = parts > 1 ? uint64_t(segments.segment[k].rows) * parts : 0u;
     most = floats > most ? floats : most;
   }
-  return most;
+  return most > 0xffffffffull ? 0xffffffffu : uint32_t(most);
 }
 
 /// Where the row partials start: past the op's own regions.
@@ -153,8 +155,9 @@ TI_HOST_DEVICE constexpr uint32_t rowPartialsAt(const TaskRecord &t, uint32_t th
 /// whose plan cuts streamed rows into parts of `rowPartBytes` (0: whole rows).
 TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const TaskRecord &t, uint32_t threads,
                                                   uint32_t rowPartBytes) {
-  const uint32_t partials = rowPartialsFloats(t, rowPartBytes);
-  return partials ? rowPartialsAt(t, threads) + partials : opFloatsFor(t, threads);
+  const uint64_t partials = rowPartialsFloats(t, rowPartBytes);
+  const uint64_t floats = partials ? rowPartialsAt(t, threads) + partials : opFloatsFor(t, threads);
+  return floats > 0xffffffffull ? 0xffffffffu : uint32_t(floats); // Saturates: refused.
 }
 
 } // namespace ti::plan

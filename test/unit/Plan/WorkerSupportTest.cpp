@@ -111,6 +111,10 @@ TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {
   gateUp.rowEnd = 10;
   EXPECT_EQ(rowPartialsFloats(gateUp, 4096), 20u);
   EXPECT_EQ(sharedFloatsFor(gateUp, 512, 4096), 4096u + 12 + 20); // x', gate[10] aligned, parts.
+  // A plan whose rows x parts pass 2^32 saturates: no worker holds it.
+  TaskRecord huge = gemv(1u << 20, 1u << 24); // 2^24 rows of 2 MiB, each in 131,072 parts.
+  EXPECT_EQ(rowPartialsFloats(huge, 16), 0xffffffffu);
+  EXPECT_EQ(sharedFloatsFor(huge, 512, 16), 0xffffffffu);
 }
 
 TEST(WorkerSupport, ScheduleBytesCountTheBusiestWorker) {
