@@ -190,8 +190,11 @@ public:
     for (int32_t step = 0; step < steps; ++step)
       for (uint32_t i = 0; i < count; ++i) {
         const plan::StreamSegments segments = plan::streamSegments(tasks[i]);
-        for (uint32_t k = 0; k < segments.count; ++k)
-          if (!fill(segments.segment[k]))
+        // Unrolled: constant indices keep the segments in registers (a
+        // variable index put the list in local memory).
+#pragma unroll
+        for (uint32_t k = 0; k < 3; ++k)
+          if (k < segments.count && !fill(segments.segment[k]))
             return drain();
       }
     drain();
@@ -207,20 +210,24 @@ private:
   }
 
   /// Waits until one more copy may start: fewer than the cap issued and not
-  /// landed, the cap being handOffInFlight_ while the consumers wait at a grid
-  /// barrier and inFlight_ otherwise. False once stopped.
+  /// known to have landed, the cap being handOffInFlight_ while the consumers
+  /// wait at a grid barrier and inFlight_ otherwise. Copies are confirmed in
+  /// issue order (landed_ counts them, landedAt_ is the next one's stage and
+  /// parity), so a poll costs one barrier test. Since never more than the
+  /// cap (at most the ring's depth) are unconfirmed, the next one's stage
+  /// holds it or its completed fill, never a later copy. False once stopped.
   __device__ bool waitForCopySlot() {
     for (;;) {
       // A plan that caps nothing more at a barrier needs not read the word.
       const bool paused = handOffInFlight_ != inFlight_ && atBarrier_.raised();
       const uint32_t cap = paused ? handOffInFlight_ : inFlight_;
-      if (issued_ < cap)
-        return true;
-      if (cap > 0) { // Copy issued_ - cap has landed: the cap's worth remain.
-        const uint64_t j = issued_ - cap;
-        if (ring_.full[j % ring_.count].tryWait(uint32_t(j / ring_.count) & 1))
-          return true;
+      while (landed_ < issued_ && issued_ - landed_ >= cap &&
+             ring_.full[landedAt_.stage].tryWait(landedAt_.parity)) {
+        ++landed_;
+        landedAt_.advance(ring_.count);
       }
+      if (issued_ - landed_ < cap)
+        return true;
       if (stop_.raised())
         return false;
       if (paused) // A barrier lasts microseconds: poll its word gently.
@@ -261,6 +268,8 @@ private:
   ConsumerSignal &stop_, &atBarrier_;
   RingPosition at_;
   uint64_t issued_ = 0;
+  uint64_t landed_ = 0;    // Copies confirmed landed, in issue order.
+  RingPosition landedAt_;  // Copy landed_'s stage and parity.
 };
 #endif
 
