@@ -135,7 +135,10 @@ int run(const Options &opts) {
     if (model == ti::plan::ExecutionModel::Stream && target->arch != ti::plan::kStreamArch)
       return fail(llvm::Twine("--execution stream needs an ") + ti::plan::kStreamArch +
                   " target (the bulk-copy engine); '" + target->name + "' is " + target->arch);
-    *target = target->withExecution(model);
+    // Switching the model takes the new model's choices (Target::withExecution);
+    // naming the target's own model keeps the target's, explicit keys included.
+    if (model != target->execution)
+      *target = target->withExecution(model);
   }
   if (!opts.ffnForm.empty())
     target->ffnForm = opts.ffnForm == "gate_up" ? ti::FfnForm::GateUp : ti::FfnForm::Partials;
