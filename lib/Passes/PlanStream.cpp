@@ -64,10 +64,12 @@ public:
                                std::to_string(st.stageBytes));
         continue;
       }
-      // An FFN task streams its gate, up and down rows as three segments of its
-      // rows each, a GateUp its gate and up rows as two (Execution.h:
-      // streamSegments); the others one.
-      const uint64_t segments = s.kind == StageKind::FfnPartial ? 3 : s.siluMul ? 2 : 1;
+      // The stage's opcode's segments, each of the task's rows (Execution.h).
+      const uint64_t segments = plan::streamSegmentCount(
+          s.kind == StageKind::FfnPartial ? plan::Opcode::FfnPartial
+          : s.kind == StageKind::LmHead   ? plan::Opcode::LmHead
+          : s.siluMul                     ? plan::Opcode::GateUp
+                                          : plan::Opcode::Gemv);
       for (const Task &task : s.tasks)
         filled += segments * plan::stagesOf(plan::StreamSegment{0, uint32_t(task.rows()),
                                                                 uint32_t(rowBytes)},

@@ -19,6 +19,15 @@ const char *ti::ffnFormName(FfnForm form) {
   return "?";
 }
 
+bool ti::parseFfnForm(const std::string &name, FfnForm &form) {
+  for (FfnForm f : {FfnForm::Partials, FfnForm::GateUp})
+    if (name == ffnFormName(f)) {
+      form = f;
+      return true;
+    }
+  return false;
+}
+
 std::string Target::describe() const {
   std::ostringstream os;
   os << name << " (" << (gpu.empty() ? "?" : gpu) << ", " << arch << ", " << workers
@@ -229,11 +238,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "ffn_form") {
       std::string name;
       s = wantString(name);
-      if (s.ok() && name == ffnFormName(FfnForm::GateUp))
-        t.ffnForm = FfnForm::GateUp;
-      else if (s.ok() && name == ffnFormName(FfnForm::Partials))
-        t.ffnForm = FfnForm::Partials;
-      else if (s.ok())
+      if (s.ok() && !parseFfnForm(name, t.ffnForm))
         s = Status::error(source + ": \"ffn_form\" is \"partials\" or \"gate_up\", not \"" +
                           name + "\"");
     }

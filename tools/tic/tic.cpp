@@ -140,8 +140,8 @@ int run(const Options &opts) {
     if (model != target->execution)
       *target = target->withExecution(model);
   }
-  if (!opts.ffnForm.empty())
-    target->ffnForm = opts.ffnForm == "gate_up" ? ti::FfnForm::GateUp : ti::FfnForm::Partials;
+  if (!opts.ffnForm.empty() && !ti::parseFfnForm(opts.ffnForm, target->ffnForm))
+    return fail("--ffn-form: '" + opts.ffnForm + "' is not partials or gate_up");
 
   ti::tir::Module module;
   module.graph = &*graph;

@@ -108,32 +108,36 @@ struct StreamSegments {
   StreamSegment segment[3];
 };
 
-/// What task `t` streams (nothing for the opcodes that read no weight
-/// matrix, or read it by the token: Embed gathers one row directly).
-TI_HOST_DEVICE constexpr StreamSegments streamSegments(const TaskRecord &t) {
-  StreamSegments s{};
-  const uint32_t rows = t.rowEnd - t.rowBegin;
-  const uint32_t rowBytes = uint32_t(t.aux[0] * kWeightBytes);
-  switch (static_cast<Opcode>(t.opcode)) {
+/// The segments a task of `opcode` streams: 1 for a Gemv or an LmHead, 2 for
+/// a GateUp, 3 for an FfnPartial, 0 for the opcodes that read no weight
+/// matrix or read it by the token (Embed gathers one row directly).
+TI_HOST_DEVICE constexpr uint32_t streamSegmentCount(Opcode opcode) {
+  switch (opcode) {
   case Opcode::Gemv:
-  case Opcode::LmHead:
-    s.count = 1;
-    s.segment[0] = StreamSegment{t.weight, rows, rowBytes};
-    break;
-  case Opcode::FfnPartial:
-  case Opcode::GateUp:
-    s.count = static_cast<Opcode>(t.opcode) == Opcode::FfnPartial ? 3 : 2;
-    for (uint32_t i = 0; i < s.count; ++i)
-      s.segment[i] = StreamSegment{t.weight + uint64_t(i) * rows * rowBytes, rows, rowBytes};
-    break;
+  case Opcode::LmHead: return 1;
+  case Opcode::GateUp: return 2;
+  case Opcode::FfnPartial: return 3;
   case Opcode::Nop:
   case Opcode::SelectToken:
   case Opcode::Embed:
   case Opcode::AttentionScores:
   case Opcode::AttentionValues:
-  case Opcode::ReduceResidual:
-    break;
+  case Opcode::ReduceResidual: return 0;
   }
+  return 0;
+}
+
+/// What task `t` streams: streamSegmentCount segments of its rows, back to
+/// back from its weight slice.
+TI_HOST_DEVICE constexpr StreamSegments streamSegments(const TaskRecord &t) {
+  StreamSegments s{};
+  const uint32_t rows = t.rowEnd - t.rowBegin;
+  const uint32_t rowBytes = uint32_t(t.aux[0] * kWeightBytes);
+  s.count = streamSegmentCount(static_cast<Opcode>(t.opcode));
+  // All three, past count too (unused there): a loop of constant trip count
+  // keeps the worker's copy of the list in registers.
+  for (uint32_t i = 0; i < 3; ++i)
+    s.segment[i] = StreamSegment{t.weight + uint64_t(i) * rows * rowBytes, rows, rowBytes};
   return s;
 }
 

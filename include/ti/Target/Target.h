@@ -38,6 +38,8 @@ namespace ti {
 enum class FfnForm : uint8_t { Partials, GateUp };
 /// "partials", "gate_up".
 const char *ffnFormName(FfnForm form);
+/// The form of that name; false for any other text.
+bool parseFfnForm(const std::string &name, FfnForm &form);
 
 struct Target {
   std::string name;
