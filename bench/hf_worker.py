@@ -39,8 +39,8 @@ uncaptured step at two positions before ready, and again after every new
 cache size, so a position baked into the graph cannot go unnoticed.
 
 Every timed step is queued behind a GPU sleep that outlasts the host's work
-of queueing it (twice that work as measured on the context's first, untimed
-step, and 0.5 ms more), so the CUDA events around it time the step's GPU
+of queueing it (twice that work as measured on each measurement's first,
+untimed step, and 0.5 ms more), so the CUDA events around it time the step's GPU
 work alone: the baseline at its best, as a loop that keeps the GPU fed sees
 it. From an idle GPU they also timed the host's launch work (Python, the
 CUDA-graph trees' bookkeeping), which put torch.compile at 1.70-2.13 ms per

@@ -70,6 +70,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from atomic_file import write_atomically
+from benchstats import median
 
 CATEGORIES = ("ideal", "gemv", "barrier", "attention", "other")
 CATEGORY_LABELS = {
@@ -298,12 +299,6 @@ def layer_window(acc, layer):
 
 def layers(acc):
     return sorted({layer_of(w.name) for w in acc.waves} - {None})
-
-
-def median(values):
-    v = sorted(values)
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def quantile(values, q):

@@ -106,7 +106,7 @@ public:
         for (Task &t : s.tasks)
           t.aux1 = lmHeadTasks++; // Its candidate slot.
       count("tasks", s.tasks.size());
-      if (n < std::min<uint64_t>(workers, units))
+      if (n < most)
         count("stages-with-idle-workers");
     }
     return true;

@@ -96,14 +96,18 @@ std::string problem(const TaskRecord &t, const WorkerLimits &limits, const Strea
 
 } // namespace
 
-uint32_t scheduleBytes(const Plan &plan) {
+uint32_t mostTasksPerWorker(const Plan &plan) {
   // The tasks are sorted by worker: count each run.
   uint32_t most = 0;
   for (size_t i = 0, run = 0; i < plan.tasks.size(); ++i) {
     run = i > 0 && plan.tasks[i].worker == plan.tasks[i - 1].worker ? run + 1 : 1;
     most = std::max(most, uint32_t(run));
   }
-  return scheduleLayout(most, uint32_t(plan.waves.size())).bytes;
+  return most;
+}
+
+uint32_t scheduleBytes(const Plan &plan) {
+  return scheduleLayout(mostTasksPerWorker(plan), uint32_t(plan.waves.size())).bytes;
 }
 
 WorkerSharedBytes workerSharedBytes(const Plan &plan) {

@@ -1,5 +1,5 @@
 # Sourced by the device scripts (gpu-check.sh, probe-check.sh,
-# context-check.sh): where the tools and the logs are, a scratch folder removed
+# context-check.sh, stream-check.sh): where the tools and the logs are, a scratch folder removed
 # on exit, and how a check fails. Expects $1 to be the script's OUTDIR
 # argument (or OUT, or the default it passes as $2).
 #   root   the repository (the current folder)

@@ -152,9 +152,10 @@ int ti::tirun::runProbe(int argc, char **argv) {
   t.gpu = info->name;
   t.arch = info->arch;
   t.workers = static_cast<uint32_t>(info->smCount);
-  t.maxRegisters = model == plan::ExecutionModel::Stream
-                       ? plan::kStreamWorkerRegisters
-                       : std::min<uint32_t>(uint32_t(info->registersPerSm) / threads, 255);
+  // The stream worker's budget is what ptxas allots it (withExecution);
+  // the plain one's the SM's registers over its block.
+  if (model == plan::ExecutionModel::Plain)
+    t.maxRegisters = std::min<uint32_t>(uint32_t(info->registersPerSm) / threads, 255);
   t.bandwidthGBs = std::round(bandwidth->medianGBs * 10) / 10;
   t.workerFingerprint = fingerprint;
   t.maxQueryHeadsPerKvHead = limits.maxGroup;

@@ -42,6 +42,10 @@ struct WorkerProblem {
   std::string message;
 };
 
+/// The most tasks any one worker of `plan` runs (its tasks are sorted by
+/// worker).
+uint32_t mostTasksPerWorker(const Plan &plan);
+
 /// The bytes of shared memory every worker reserves for its schedule
 /// (WorkerLayout.h): room for the most tasks any worker of `plan` runs.
 uint32_t scheduleBytes(const Plan &plan);

@@ -552,11 +552,7 @@ Status CudaExecutor::setTrace(bool on) {
   // A worker records at most its tasks, one barrier per wave, the step's
   // closing barrier and the selection.
   const plan::Plan &p = m.lp->plan;
-  std::vector<uint32_t> perWorker(m.workers, 0);
-  for (const plan::TaskRecord &t : p.tasks)
-    ++perWorker[t.worker];
-  m.traceCapacity = *std::max_element(perWorker.begin(), perWorker.end()) +
-                    static_cast<uint32_t>(p.waves.size()) + 2;
+  m.traceCapacity = plan::mostTasksPerWorker(p) + static_cast<uint32_t>(p.waves.size()) + 2;
   // Both buffers or neither: launch() traces when traceEvents is set.
   TraceEvent *events = nullptr;
   uint32_t *counts = nullptr;

@@ -23,7 +23,8 @@
 // ring's barriers, the warp past the consumers branches off into
 // WeightProducer::run (one lane) and never joins the consumers' barriers; the
 // consumers run the loop above, taking the weight rows from the ring
-// (WeightStream.cuh), and raise the stop signal when the loop ends.
+// (WeightStream.cuh), tell the producer when they wait at a grid barrier
+// (handOff) and raise the stop signal when the loop ends.
 //
 // Dispatch is a switch on the opcode generated from Opcodes.def.
 // Each op family's arithmetic is in ops/<Op>.cuh; Sync.cuh owns all memory
@@ -150,15 +151,21 @@ static_assert(sizeof(StaticShared) <= kStaticSharedBytes, "within the static sha
 
 /// A grid barrier. In the Stream worker the producer is told that the
 /// consumers wait at it, so that it starts at most the plan's hand-off copies
-/// meanwhile (Execution.h: StreamConfig::handOffInFlightStages).
-__device__ __forceinline__ void handOff(GridBarrier &grid, StaticShared &shared) {
+/// meanwhile (Execution.h: StreamConfig::handOffInFlightStages); a plan whose
+/// hand-off cap is its cap has nothing to tell (the producer then never reads
+/// the word: WeightProducer::waitForCopySlot).
+__device__ __forceinline__ void handOff(const KernelArgs &a, GridBarrier &grid,
+                                        StaticShared &shared) {
 #if TI_WORKER_STREAM
-  if (threadIdx.x == 0)
+  const bool tell = threadIdx.x == 0 && a.handOffInFlightStages != a.inFlightStages;
+  if (tell)
     shared.atBarrier.raise();
+#else
+  (void)a;
 #endif
   grid.sync();
 #if TI_WORKER_STREAM
-  if (threadIdx.x == 0)
+  if (tell)
     shared.atBarrier.clear();
 #endif
 }
@@ -281,13 +288,13 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
                             (kind == plan::BarrierKind::GridIfLong && step.longMode));
       if (closed) {
         trace.begin();
-        handOff(grid, shared);
+        handOff(a, grid, shared);
         trace.end(TraceKind::GridBarrier, wave);
       }
     }
     if (!closed && barriers) {
       trace.begin();
-      handOff(grid, shared);
+      handOff(a, grid, shared);
       trace.end(TraceKind::GridBarrier, a.waveCount);
     }
     trace.finish();

@@ -367,7 +367,9 @@ __device__ __forceinline__ void forEachStreamedRowDot(WeightStream &ws,
 #endif
 
 /// Rows [rowBegin, rowEnd) of a Gemv's or LmHead's matrix (K = 8*vectors), dot
-/// x': emit(row, value) on every lane of the warp that computed it. The Plain
+/// x': emit(row, value) on every lane of warp (row - rowBegin) mod kWarps, in
+/// both workers (Gemv's residual, loaded early by that warp, relies on it).
+/// The Plain
 /// worker loads them itself (forEachRowDot), the Stream worker takes them from
 /// the ring (forEachStreamedRowDot; its row partials in s, past the op's
 /// regions).
