@@ -91,6 +91,28 @@ TEST(WorkerSupport, SharedMemory) {
   EXPECT_EQ(problemOf(ffn), "");
 }
 
+TEST(WorkerSupport, StreamSegmentsFollowEachOthersRows) {
+  // A GateUp task of 10 units of K = 4096: its gate rows, then its up rows.
+  TaskRecord gateUp = makeTask(Opcode::GateUp, 0);
+  gateUp.weight = 1 << 20;
+  gateUp.aux[0] = 4096;
+  gateUp.rowBegin = 30;
+  gateUp.rowEnd = 40;
+  const StreamSegments g = streamSegments(gateUp);
+  ASSERT_EQ(g.count, 2u);
+  EXPECT_EQ(g.segment[0].offset, 1u << 20);
+  EXPECT_EQ(g.segment[1].offset, (1u << 20) + 10 * 8192);
+  EXPECT_EQ(g.segment[1].rows, 10u);
+  EXPECT_EQ(g.segment[1].rowBytes, 8192u);
+  TaskRecord ffn = gateUp;
+  ffn.opcode = uint16_t(Opcode::FfnPartial);
+  EXPECT_EQ(streamSegments(ffn).count, 3u);
+  TaskRecord gemv = gateUp;
+  gemv.opcode = uint16_t(Opcode::Gemv);
+  EXPECT_EQ(streamSegments(gemv).count, 1u);
+  EXPECT_EQ(streamSegments(makeTask(Opcode::Embed, 0)).count, 0u);
+}
+
 TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {
   // A GEMV of 16 rows of 8,192 columns (16 KB rows) in parts of 4 KB: 4 parts
   // a row, 64 floats past x'.
