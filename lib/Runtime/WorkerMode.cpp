@@ -6,6 +6,7 @@ const char *ti::workerModeName(WorkerMode mode) {
   case WorkerMode::Full: return "full";
   case WorkerMode::NoDependencies: return "no-dependencies";
   case WorkerMode::StreamOnly: return "stream-only";
+  case WorkerMode::ComputeOnly: return "compute-only";
   }
   return "unknown";
 }

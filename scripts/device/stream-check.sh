@@ -8,8 +8,9 @@
 #    tiny model's stream plan and racecheck on its plain plan (3 prompt
 #    tokens, 20 generated);
 # 2. Llama 3.2 1B with random weights, the h200 plan: `tirun bench` at
-#    contexts 1, 128 and 4,096 in the worker modes full, no-dependencies and
-#    stream-only (each against the floor measured in the same process). With
+#    contexts 1, 128 and 4,096 in the worker modes full, no-dependencies,
+#    stream-only and compute-only (each against the floor measured in the
+#    same process). With
 #    a baseline, its tools compile and pack their own plan, and its full mode
 #    and this build's alternate twice in the same call: the kernel's speed
 #    moves by about 1% with changes far from a loop (docs/PERFORMANCE.md), so
@@ -79,6 +80,7 @@ if compile new "$bin"; then
   fi
   bench new "$bin" no-dependencies new-no-dependencies
   bench new "$bin" stream-only new-stream-only
+  bench new "$bin" compute-only new-compute-only
   steps8() { # MODE TAG: context 1 in launches of 8 steps.
     "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 --sessions 3 --generate 0 \
       --worker-mode "$1" --steps-per-launch 8 --json "$out/bench-$2.json" > "$out/bench-$2.txt" 2>&1 ||

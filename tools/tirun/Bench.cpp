@@ -26,9 +26,10 @@
 // end shared by N tokens, as a generation of several tokens a launch runs,
 // where the default (1) is one step's latency, logits ready.
 //
-// --worker-mode no-dependencies|stream-only runs a diagnostic worker that
-// exposes the mechanism (Executor.h: no grid barriers; the weight stream
-// alone): its times are not the model's, and the header says so.
+// --worker-mode no-dependencies|stream-only|compute-only runs a diagnostic
+// worker that exposes the mechanism (WorkerMode.h: no grid barriers; the
+// weight stream alone; the consumers alone): its times are not the model's,
+// and the header says so.
 //
 // --serve answers the worker protocol of docs/benchmarking.md on standard
 // input and output instead, so that bench/run_bench.py can interleave our
@@ -192,8 +193,8 @@ int runBench(int argc, char **argv) {
   app.add_option("--worker-mode", modeText,
                  "full (default), or a diagnostic whose results are not the model's: "
                  "no-dependencies (no grid barriers), stream-only (stream plans: the "
-                 "weight stream alone)")
-      ->check(CLI::IsMember({"full", "no-dependencies", "stream-only"}));
+                 "weight stream alone), compute-only (stream plans: the consumers alone)")
+      ->check(CLI::IsMember({"full", "no-dependencies", "stream-only", "compute-only"}));
   int32_t stepsPerLaunch = 1;
   app.add_option("--steps-per-launch", stepsPerLaunch,
                  "steps in each timed launch (default 1); the times are per step")
@@ -235,6 +236,7 @@ int runBench(int argc, char **argv) {
     return fail(opened.status().message());
   b.executor = std::move(*opened);
   b.mode = modeText == "stream-only"       ? WorkerMode::StreamOnly
+           : modeText == "compute-only"    ? WorkerMode::ComputeOnly
            : modeText == "no-dependencies" ? WorkerMode::NoDependencies
                                            : WorkerMode::Full;
   if (Status s = b.executor->setWorkerMode(b.mode); !s.ok())

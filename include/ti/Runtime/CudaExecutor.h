@@ -109,7 +109,7 @@ public:
   /// default. A traced launch runs a second instantiation of the kernel, so
   /// off costs nothing: the plain kernel has no tracer in it.
   Status setTrace(bool on) override;
-  /// StreamOnly needs a Stream plan.
+  /// StreamOnly and ComputeOnly need a Stream plan.
   Status setWorkerMode(WorkerMode mode) override;
   StatusOr<std::vector<std::vector<TraceEvent>>> trace() const override;
 

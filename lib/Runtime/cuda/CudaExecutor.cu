@@ -516,9 +516,10 @@ const WorkerAttributes &CudaExecutor::workerAttributes() const { return impl->at
 size_t CudaExecutor::dynamicSharedBytes() const { return impl->sharedBytes; }
 
 Status CudaExecutor::setWorkerMode(WorkerMode mode) {
-  if (mode == WorkerMode::StreamOnly && impl->lp->plan.stream.model != plan::ExecutionModel::Stream)
-    return Status::error("worker mode stream-only needs a plan for the stream execution model "
-                         "(tic --execution stream)");
+  if ((mode == WorkerMode::StreamOnly || mode == WorkerMode::ComputeOnly) &&
+      impl->lp->plan.stream.model != plan::ExecutionModel::Stream)
+    return Status::error(std::string("worker mode ") + workerModeName(mode) +
+                         " needs a plan for the stream execution model (tic --execution stream)");
   impl->args.mode = static_cast<uint32_t>(mode);
   return Status();
 }

@@ -114,8 +114,11 @@ struct RingPosition {
 class WeightStream {
 public:
 #if TI_WORKER_STREAM
-  __device__ WeightStream(const uint8_t *weights, const Ring &ring, uint32_t rowPartBytes)
-      : base_(weights), ring_(ring), rowPartBytes_(rowPartBytes) {}
+  /// `waits` false: the stages are read without waiting for them or
+  /// releasing them (WorkerMode::ComputeOnly, where nothing fills the ring).
+  __device__ WeightStream(const uint8_t *weights, const Ring &ring, uint32_t rowPartBytes,
+                          bool waits)
+      : base_(weights), ring_(ring), rowPartBytes_(rowPartBytes), waits_(waits) {}
 #else
   __device__ explicit WeightStream(const uint8_t *weights) : base_(weights) {}
 #endif
@@ -133,11 +136,13 @@ public:
     const uint32_t per = plan::rowsPerStage(s, ring_.stageBytes);
 #pragma unroll 1
     for (uint32_t first = 0; first < s.rows; first += per) {
-      ring_.full[at_.stage].wait(at_.parity);
+      if (waits_)
+        ring_.full[at_.stage].wait(at_.parity);
       body(first, min(per, s.rows - first), ring_.stage(at_.stage));
       // Every consumer thread releases its own reads of the stage (an
       // arrive releases only the arriving thread's accesses).
-      ring_.empty[at_.stage].arrive();
+      if (waits_)
+        ring_.empty[at_.stage].arrive();
       at_.advance(ring_.count);
     }
   }
@@ -166,6 +171,7 @@ private:
 #if TI_WORKER_STREAM
   Ring ring_;
   uint32_t rowPartBytes_;
+  bool waits_;
   RingPosition at_; // The next stage this thread consumes.
 #endif
 };

@@ -237,16 +237,21 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     shared.atBarrier.clear();
     StageBarrier::initFence();
   }
+  // ComputeOnly (WorkerMode.h): nothing fills the ring; its stages hold zeros.
+  const bool computeOnly = static_cast<WorkerMode>(a.mode) == WorkerMode::ComputeOnly;
+  if (computeOnly)
+    for (uint32_t i = threadIdx.x; i < ring.stageBytes * ring.count / 16; i += blockDim.x)
+      reinterpret_cast<uint4 *>(ring.stages)[i] = uint4{};
   // The whole block, the only time: the barriers and the schedule are ready.
   __syncthreads();
   if (threadIdx.x >= kThreads) {
-    if (threadIdx.x == kThreads)
+    if (threadIdx.x == kThreads && !computeOnly)
       WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages, shared.stop,
                      shared.atBarrier)
           .run(schedule.tasks, schedule.count, a.launch.maxSteps);
     return;
   }
-  WeightStream ws(a.weights, ring, a.rowPartBytes);
+  WeightStream ws(a.weights, ring, a.rowPartBytes, !computeOnly);
 #else
   uint8_t *scheduleAt = reinterpret_cast<uint8_t *>(dynamicShared);
   const Schedule schedule = loadSchedule(a, first, last, scheduleAt);
@@ -256,7 +261,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   const Scratch scratch{reinterpret_cast<float *>(scheduleAt + a.scheduleBytes), shared.warpSum};
   GridBarrier grid(a.barrierCounter, &shared.arrivals);
   // The diagnostic modes (WorkerMode.h) drop the grid barriers; StreamOnly also
-  // the tasks, whose stages the consumers release unread.
+  // the tasks, whose stages the consumers release unread; ComputeOnly's
+  // consumers neither wait for stages nor release them.
   const WorkerMode mode = static_cast<WorkerMode>(a.mode);
   const bool barriers = mode == WorkerMode::Full;
   const bool runTasks = !(kStreamed && mode == WorkerMode::StreamOnly);
