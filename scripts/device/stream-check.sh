@@ -40,12 +40,13 @@ fi
 echo "== compute-sanitizer, tiny model"
 if "$bin/tic" models/tiny.graph --target h200 --execution stream --max-context 64 -o "$work/tiny-s.fb" &&
    "$bin/tic" models/tiny.graph --target h200 --execution plain --max-context 64 -o "$work/tiny-p.fb" &&
-   "$bin/tipack" "$work/tiny-s.fb" --random --seed 3 -q -o "$work/tiny.bin"; then
+   "$bin/tipack" "$work/tiny-s.fb" --random --seed 3 -q -o "$work/tiny-s.bin" &&
+   "$bin/tipack" "$work/tiny-p.fb" --random --seed 3 -q -o "$work/tiny-p.bin"; then
   for check in memcheck:s racecheck:s synccheck:s racecheck:p; do
     tool=${check%:*} plan=${check#*:}
     log="$out/sanitizer-$tool-$plan.log"
     timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/tirun" \
-      "$work/tiny-$plan.fb" "$work/tiny.bin" --backend cuda --prompt-tokens 1,5,9 -n 20 \
+      "$work/tiny-$plan.fb" "$work/tiny-$plan.bin" --backend cuda --prompt-tokens 1,5,9 -n 20 \
       > "$log" 2>&1 || fail "compute-sanitizer $tool on the tiny model's $plan plan (see $log)"
     echo "$tool ($plan): $(grep -h SUMMARY "$log")"
   done
