@@ -72,7 +72,7 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
        << " stages filled per token\n";
     if (st.rowPartBytes)
       os << "  streamed rows longer than " << thousands(st.rowPartBytes)
-         << " bytes: cut into parts of that many, one warp each\n";
+         << " bytes: cut into equal parts of at most that many where the row allows, one warp each\n";
   }
   const WorkerSharedBytes shared = workerSharedBytes(p);
   os << "  shared memory per worker: " << thousands(shared.total()) << " bytes (ring "

@@ -367,12 +367,13 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuInBothFfnForms) {
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithRowsCutIntoParts) {
   // Rows longer than the plan's part go to several warps, a part each, added
-  // in part order: the tiny model's 128-byte rows in 4 parts of 32 bytes, or
-  // in 3 of 48 (the last 32), its 320-byte down rows (gate_up) in 10 or 7;
-  // with small stages too, so that a row's parts share stages with others.
+  // in part order: the tiny model's 128-byte rows in 4 parts of 32 bytes or
+  // 2 of 64, its 320-byte down rows (gate_up; 20 vectors) in 4 of 80 (parts
+  // divide a row's vectors); with small stages too, so that a row's parts
+  // share stages with others.
   for (const char *form : {"partials", "gate_up"})
     for (const char *keys :
-         {"\"stream_row_part_bytes\": 32", "\"stream_row_part_bytes\": 48",
+         {"\"stream_row_part_bytes\": 32", "\"stream_row_part_bytes\": 64",
           "\"stream_row_part_bytes\": 32, \"stream_stage_bytes\": 640, \"stream_ring_bytes\": 2560, "
           "\"stream_in_flight_bytes\": 640"}) {
       SCOPED_TRACE(std::string(form) + ", " + keys);
@@ -381,6 +382,17 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithRowsCutIntoParts) {
       EXPECT_GT(lp->plan.stream.rowPartBytes, 0u);
       expectStepsMatchTheCpu(lp, kSteps, 4);
     }
+}
+
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithWholeLongRows) {
+  // Llama 3.2 1B's shape with rows uncut: a warp keeps 4 of a row's 16-byte
+  // vectors of x' per lane in registers (XSlice), so its 4 KB rows (256
+  // vectors) and 16 KB down rows (1,024) take the rest from shared memory.
+  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 64",
+                       "\"stream_row_part_bytes\": 0");
+  ASSERT_TRUE(lp);
+  EXPECT_EQ(lp->plan.stream.rowPartBytes, 0u);
+  expectStepsMatchTheCpu(lp, 20, 0, 2e-3);
 }
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {

@@ -81,10 +81,12 @@ struct StreamConfig {
   /// delay its own barrier arrival and polls, and the consumers need no stage
   /// until the barrier ends.
   uint32_t handOffInFlightStages = 0;
-  /// A streamed row longer than this is cut into parts of this many bytes
-  /// (the last the rest), each one warp's dot product, added in part order
-  /// (WorkerLayout.h: rowParts); 0: whole rows. A stage of 16 KB rows would
-  /// otherwise keep 2 of the 16 consumer warps busy.
+  /// A streamed row longer than this is cut into equal parts of at most
+  /// this many bytes where it can be (WorkerLayout.h: rowParts), each one
+  /// warp's dot product, added in part order; 0: whole rows. Each warp keeps
+  /// its part's slice of x' in registers: read from shared memory for every
+  /// row, x' cost the consumers four times the shared-memory traffic of the
+  /// weights. A stage of 16 KB rows would also keep 2 of the 16 warps busy.
   uint32_t rowPartBytes = 0;
 
   TI_HOST_DEVICE constexpr uint64_t ringBytes() const { return uint64_t(stageBytes) * stages; }

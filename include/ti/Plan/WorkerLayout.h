@@ -12,7 +12,7 @@
 //   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
 //
 // and then, in a Stream plan whose rows are cut into parts (Execution.h:
-// StreamConfig::rowPartBytes), the row partials: one float per part of each
+// StreamConfig::rowPartBytes; rowParts), the row partials: one float per part of each
 // row of the task's longest streamed segment (rowPartialsFloats), at
 // rowPartialsAt.
 //
@@ -126,10 +126,23 @@ TI_HOST_DEVICE constexpr uint32_t opFloatsFor(const TaskRecord &t, uint32_t thre
   return 0;
 }
 
-/// The parts a streamed row of `rowBytes` is cut into with parts of
-/// `partBytes` (0: whole rows).
+/// The most parts a streamed row is cut into: one consumer warp's each. A
+/// warp keeps one part of every row it takes (its slice of x' in registers),
+/// so the parts of a row are a power of two that divides the warps.
+constexpr uint32_t kMaxRowParts = kStreamConsumerThreads / 32;
+
+/// The equal parts a streamed row of `rowBytes` is cut into for parts of at
+/// most `partBytes` (0: whole rows): the fewest P, a power of two, with
+/// rowBytes / P <= partBytes, as long as P divides the row's 16-byte vectors
+/// and kMaxRowParts (else the largest such P below it). Part p is the row's
+/// vectors [p * V / P, (p + 1) * V / P), V = rowBytes / 16.
 TI_HOST_DEVICE constexpr uint32_t rowParts(uint32_t rowBytes, uint32_t partBytes) {
-  return partBytes && rowBytes > partBytes ? (rowBytes + partBytes - 1) / partBytes : 1u;
+  const uint32_t vectors = rowBytes / kWorkerVectorBytes;
+  uint32_t parts = 1;
+  while (partBytes && rowBytes / parts > partBytes && 2 * parts <= kMaxRowParts &&
+         vectors % (2 * parts) == 0)
+    parts *= 2;
+  return parts;
 }
 
 /// Floats of row partials task t needs: rows x parts of its longest streamed

@@ -73,6 +73,9 @@ constexpr uint32_t kWeightBytes = uint32_t(plan::kWeightBytes);
 constexpr uint32_t kVectorBytes = plan::kWorkerVectorBytes;
 constexpr uint32_t kVector = plan::kWorkerVector;
 static_assert(kVector == 8, "the ops unpack a load as Bf16x8");
+/// The vectors of a streamed row part whose x' a lane keeps in registers (8
+/// floats each; ops/Common.cuh: XSlice): parts of up to 2 KB need no more.
+constexpr uint32_t kSliceVectors = 4;
 /// Independent 16-byte loads a lane issues before using the first (GEMV rows).
 constexpr uint32_t kLoadsInFlight = 2;
 /// Short-mode attention: the positions per lane group whose K/V rows are in
@@ -102,6 +105,8 @@ constexpr uint32_t kMaxRegisters = kStreamed ? plan::kStreamWorkerRegisters
 constexpr uint32_t kMaxStreamStages = plan::kMaxStreamStages;
 
 static_assert(kThreads % kWarpSize == 0, "a worker is whole warps");
+static_assert(!kStreamed || kWarps % plan::kMaxRowParts == 0,
+              "a warp takes the same part of every row (ops/Common.cuh)");
 static_assert(kWarps <= kWarpSize, "block reductions combine the warps' slots in one warp");
 static_assert(kThreads <= 1024, "CUDA blocks have at most 1024 threads");
 static_assert(kMaxRegisters * kBlockThreads <= 65536, "one block fits an SM's 64K registers");

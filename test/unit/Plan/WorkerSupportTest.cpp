@@ -119,9 +119,17 @@ TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {
   TaskRecord down = gemv(8192);
   down.rowEnd = 16;
   EXPECT_EQ(rowParts(16384, 4096), 4u);
-  EXPECT_EQ(rowParts(16384, 5000), 4u); // The last part is the rest.
+  EXPECT_EQ(rowParts(16384, 5000), 4u); // Equal parts, a power of two of them.
+  EXPECT_EQ(rowParts(6144, 4096), 2u);  // Two of 3 KB, not 4 KB and 2 KB.
   EXPECT_EQ(rowParts(4096, 4096), 1u);
   EXPECT_EQ(rowParts(16384, 0), 1u);
+  // At most one part per consumer warp (a warp keeps one part of every row).
+  EXPECT_EQ(kMaxRowParts, 16u);
+  EXPECT_EQ(rowParts(65536, 1024), 16u);
+  // Parts divide the row's 16-byte vectors: 320 bytes (20 vectors) in 4 of 80,
+  // the most that divide it, though parts of 32 bytes were asked for.
+  EXPECT_EQ(rowParts(320, 32), 4u);
+  EXPECT_EQ(rowParts(336, 16), 1u); // 21 vectors: no equal parts.
   EXPECT_EQ(rowPartialsFloats(down, 4096), 64u);
   EXPECT_EQ(rowPartialsAt(down, 512), 8192u);
   EXPECT_EQ(sharedFloatsFor(down, 512, 4096), 8192u + 64);
@@ -134,7 +142,7 @@ TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {
   EXPECT_EQ(rowPartialsFloats(gateUp, 4096), 20u);
   EXPECT_EQ(sharedFloatsFor(gateUp, 512, 4096), 4096u + 12 + 20); // x', gate[10] aligned, parts.
   // A plan whose rows x parts pass 2^32 saturates: no worker holds it.
-  TaskRecord huge = gemv(1u << 20, 1u << 24); // 2^24 rows of 2 MiB, each in 131,072 parts.
+  TaskRecord huge = gemv(1u << 20, 1u << 29); // 2^29 rows of 2 MiB, each in 16 parts.
   EXPECT_EQ(rowPartialsFloats(huge, 16), 0xffffffffu);
   EXPECT_EQ(sharedFloatsFor(huge, 512, 16), 0xffffffffu);
 }

@@ -298,30 +298,92 @@ __device__ __forceinline__ void forEachActivation(const WeightStream &ws, uint64
 }
 
 #if TI_WORKER_STREAM
-/// dot(row, x') for one row of `vectors` 16-byte vectors in shared memory, by
-/// one warp: lane l adds vectors l, l + 32, ... in order, then the lanes are
-/// added by the butterfly: the arithmetic of warpDotRows, so a row's result
-/// is the Plain worker's bit for bit. Every lane gets it.
-__device__ __forceinline__ float warpDotShared(const uint8_t *row, const float *xs,
-                                               uint32_t vectors) {
-  float acc = 0;
-  const SharedCursor w(row);
-#pragma unroll 4
-  for (uint32_t v = laneId(); v < vectors; v += kWarpSize) {
-    const float4 lo = *reinterpret_cast<const float4 *>(xs + v * kVector);
-    const float4 hi = *reinterpret_cast<const float4 *>(xs + v * kVector + 4);
-    acc = dot8(w.load(v * kVectorBytes), lo, hi, acc);
-  }
-  return warpReduce(acc, SumOp{});
+/// acc[e mod 4] += w[e] * x[e], e = 0..7 in order (x = lo, hi), if `used`;
+/// else acc unchanged (the products are computed either way).
+__device__ __forceinline__ void addVector(const Bf16x8 &w, const float4 &lo, const float4 &hi,
+                                          bool used, float (&acc)[4]) {
+  const float s0 = fmaf(w.at(4), hi.x, fmaf(w.at(0), lo.x, acc[0]));
+  const float s1 = fmaf(w.at(5), hi.y, fmaf(w.at(1), lo.y, acc[1]));
+  const float s2 = fmaf(w.at(6), hi.z, fmaf(w.at(2), lo.z, acc[2]));
+  const float s3 = fmaf(w.at(7), hi.w, fmaf(w.at(3), lo.w, acc[3]));
+  acc[0] = used ? s0 : acc[0];
+  acc[1] = used ? s1 : acc[1];
+  acc[2] = used ? s2 : acc[2];
+  acc[3] = used ? s3 : acc[3];
 }
 
+/// One warp's slice of x' for one part of a segment's rows: lane l takes the
+/// part's vectors l, l + 32, ... (vectors [first, first + count) of x'). The
+/// first kSliceVectors of them stay in registers for every row the warp
+/// takes, so a row costs the consumers its weights' shared-memory reads alone
+/// (read from shared memory for every row, x' was four times those: two
+/// 16-byte loads per weight vector, lanes 32 bytes apart); any further come
+/// from xs (rows longer than the plan's parts allow).
+class XSlice {
+public:
+  __device__ XSlice(const float *xs, uint32_t first, uint32_t count)
+      : x_(xs + uint64_t(first) * kVector), count_(count) {
+#pragma unroll
+    for (uint32_t i = 0; i < kSliceVectors; ++i) {
+      const uint32_t v = laneId() + i * kWarpSize;
+      lo_[i] = v < count ? *reinterpret_cast<const float4 *>(x_ + v * kVector) : float4{};
+      hi_[i] = v < count ? *reinterpret_cast<const float4 *>(x_ + v * kVector + 4) : float4{};
+    }
+  }
+
+  /// dot(part, slice) for a part of `count` vectors in shared memory: lane l
+  /// adds its vectors in order into four sums (element e of a vector into
+  /// sum e mod 4: one dependent chain of FMAs a lane waited 4 cycles per
+  /// element), then the sums as (s0 + s1) + (s2 + s3), then the lanes by the
+  /// butterfly. Every lane gets the result. A batch's loads are issued
+  /// together, each lane's past the part clamped to its last vector and its
+  /// sums discarded: a load and its use in one branch each waited its
+  /// latency.
+  __device__ __forceinline__ float dot(const uint8_t *part) const {
+    const SharedCursor w(part);
+    const uint32_t last = count_ - 1;
+    float acc[4] = {};
+    Bf16x8 loaded[kSliceVectors];
+#pragma unroll
+    for (uint32_t i = 0; i < kSliceVectors; ++i)
+      loaded[i] = w.load(min(laneId() + i * kWarpSize, last) * kVectorBytes);
+#pragma unroll
+    for (uint32_t i = 0; i < kSliceVectors; ++i)
+      addVector(loaded[i], lo_[i], hi_[i], laneId() + i * kWarpSize < count_, acc);
+    // The rest, kTailBatch vectors a lane at a time, x' from shared memory.
+    constexpr uint32_t kTailBatch = 2;
+#pragma unroll 1
+    for (uint32_t v0 = kSliceVectors * kWarpSize; v0 < count_; v0 += kTailBatch * kWarpSize) {
+      Bf16x8 tail[kTailBatch];
+      float4 lo[kTailBatch], hi[kTailBatch];
+#pragma unroll
+      for (uint32_t i = 0; i < kTailBatch; ++i) {
+        const uint32_t v = min(v0 + laneId() + i * kWarpSize, last);
+        tail[i] = w.load(v * kVectorBytes);
+        lo[i] = *reinterpret_cast<const float4 *>(x_ + v * kVector);
+        hi[i] = *reinterpret_cast<const float4 *>(x_ + v * kVector + 4);
+      }
+#pragma unroll
+      for (uint32_t i = 0; i < kTailBatch; ++i)
+        addVector(tail[i], lo[i], hi[i], v0 + laneId() + i * kWarpSize < count_, acc);
+    }
+    return warpReduce((acc[0] + acc[1]) + (acc[2] + acc[3]), SumOp{});
+  }
+
+private:
+  float4 lo_[kSliceVectors], hi_[kSliceVectors];
+  const float *x_;
+  uint32_t count_;
+};
+
 /// The rows of a streamed segment, through the ring, dot x'; emit(i, value)
-/// on every lane of warp i mod kWarps.
-///  - Whole rows (rows no longer than the plan's part, ws.rowPartBytes()):
-///    row i of the segment is warp i mod kWarps's, so consecutive stages
-///    keep different warps busy, and the warp emits as it goes.
-///  - Rows cut into P parts: part p of row i is item i*P + p, warp (i*P + p)
-///    mod kWarps's, whose lane 0 leaves its dot product in partials[i*P + p]
+/// on every lane of warp i mod kWarps. A row is P equal parts
+/// (plan::rowParts: P divides kWarps); part p of row i is item i*P + p, warp
+/// (i*P + p) mod kWarps's, so a warp always takes the same part p = warpId()
+/// mod P and keeps that part's slice of x' in registers (XSlice).
+///  - P = 1: row i is warp i mod kWarps's, so consecutive stages keep
+///    different warps busy, and the warp emits as it goes.
+///  - P > 1: lane 0 leaves the item's dot product in partials[i*P + p]
 ///    (shared memory, rows x P floats: WorkerLayout.h, rowPartialsAt). After
 ///    the last stage and a block barrier, warp i mod kWarps adds row i's
 ///    parts in part order and emits; a second block barrier frees partials
@@ -331,29 +393,27 @@ __device__ __forceinline__ void forEachStreamedRowDot(WeightStream &ws,
                                                       const plan::StreamSegment &seg,
                                                       const float *xs, float *partials,
                                                       Emit emit) {
-  const uint32_t vectors = seg.rowBytes / kVectorBytes;
   const uint32_t parts = plan::rowParts(seg.rowBytes, ws.rowPartBytes());
-  if (parts == 1) {
-    ws.consume(seg, [&](uint32_t first, uint32_t rows, const uint8_t *data) {
-#pragma unroll 1
-      for (uint32_t j = (warpId() + kWarps - first % kWarps) % kWarps; j < rows; j += kWarps)
-        emit(first + j, warpDotShared(data + j * seg.rowBytes, xs, vectors));
-    });
-    return;
-  }
-  const uint32_t partVectors = ws.rowPartBytes() / kVectorBytes;
+  const uint32_t partVectors = seg.rowBytes / kVectorBytes / parts;
+  const uint32_t part = warpId() % parts;
+  const uint32_t partShift = __ffs(parts) - 1; // parts is a power of two.
+  const XSlice x(xs, part * partVectors, partVectors);
+  const uint32_t partOffset = part * partVectors * kVectorBytes;
   ws.consume(seg, [&](uint32_t first, uint32_t rows, const uint8_t *data) {
     const uint32_t item0 = first * parts; // The stage's first item.
 #pragma unroll 1
     for (uint32_t q = (warpId() + kWarps - item0 % kWarps) % kWarps; q < rows * parts;
          q += kWarps) {
-      const uint32_t j = q / parts, v0 = (q % parts) * partVectors;
-      const float dot = warpDotShared(data + j * seg.rowBytes + v0 * kVectorBytes,
-                                      xs + v0 * kVector, min(partVectors, vectors - v0));
-      if (laneId() == 0)
+      const uint32_t j = q >> partShift;
+      const float dot = x.dot(data + j * seg.rowBytes + partOffset);
+      if (parts == 1)
+        emit(first + j, dot);
+      else if (laneId() == 0)
         partials[item0 + q] = dot;
     }
   });
+  if (parts == 1)
+    return;
   blockBarrier();
 #pragma unroll 1
   for (uint32_t i = warpId(); i < seg.rows; i += kWarps) {
