@@ -76,12 +76,12 @@ std::string problem(const TaskRecord &t, const WorkerLimits &limits, const Strea
   case Opcode::ReduceResidual:
     break;
   }
-  // The stream worker's FFN keeps one group of down-projection columns per
-  // consumer thread across the stages of its down rows.
+  // The stream worker's FFN keeps kFfnColumnPasses groups of down-projection
+  // columns per consumer thread across the stages of its down rows.
   if (stream.model == ExecutionModel::Stream && t.opcode == uint16_t(Opcode::FfnPartial) &&
-      t.aux[0] / limits.vectorElements > limits.threads)
+      t.aux[0] / limits.vectorElements > uint64_t(limits.threads) * kFfnColumnPasses)
     return "hidden " + std::to_string(t.aux[0]) + ": the stream worker's FFN covers at most " +
-           std::to_string(limits.threads * limits.vectorElements);
+           std::to_string(uint64_t(limits.threads) * limits.vectorElements * kFfnColumnPasses);
   const uint64_t shared =
       uint64_t(sharedFloatsFor(t, limits.threads, stream.rowPartBytes)) * sizeof(float);
   if (shared + stream.ringFootprint() + schedule > limits.sharedBytes)

@@ -385,14 +385,26 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithRowsCutIntoParts) {
 }
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithWholeLongRows) {
-  // Llama 3.2 1B's shape with rows uncut: a warp keeps 4 of a row's 16-byte
-  // vectors of x' per lane in registers (XSlice), so its 4 KB rows (256
-  // vectors) and 16 KB down rows (1,024) take the rest from shared memory.
+  // Llama 3.2 1B's shape with rows uncut: a warp keeps 8 of a row's 16-byte
+  // vectors of x' per lane in registers (XSlice), all of a 4 KB row's (256
+  // vectors); its 16 KB down rows (1,024) take the rest from shared memory.
   auto lp = streamPlan("models/llama32-1b.graph", "--max-context 64",
                        "\"stream_row_part_bytes\": 0");
   ASSERT_TRUE(lp);
   EXPECT_EQ(lp->plan.stream.rowPartBytes, 0u);
   expectStepsMatchTheCpu(lp, 20, 0, 2e-3);
+}
+
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithFfnRowsWiderThanTheThreads) {
+  // Llama 3.2 3B's shape in the partials form: a down row of hidden 3,072 is
+  // 384 vectors for 256 consumer threads, so each thread covers its vector
+  // and, for half of them, one more (the FFN's second pass of columns).
+  auto lp = streamPlan("models/llama32-3b.graph", "--max-context 64 --ffn-form partials");
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(std::any_of(lp->plan.tasks.begin(), lp->plan.tasks.end(), [](const auto &t) {
+    return t.opcode == uint16_t(plan::Opcode::FfnPartial) && t.aux[0] / 8 > 256;
+  }));
+  expectStepsMatchTheCpu(lp, 20, 0, 5e-3);
 }
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {

@@ -43,15 +43,19 @@ const char *executionModelName(ExecutionModel model);
 
 /// Threads of each model's worker block, and of them the ones that run the
 /// tasks (the shared-memory layouts of WorkerLayout.h are for these). The
-/// stream worker's one producer warp does not run tasks.
+/// stream worker's one producer warp does not run tasks. Its 8 consumer
+/// warps: with 16 a thread had 96 registers, too few to keep a 4 KB row's
+/// slice of x' in them, and the research ring streamed 8-10% slower
+/// (docs/PERFORMANCE.md, step 4, which also has what 8 cost: long-context
+/// attention, whose loads each thread issues, is slower).
 constexpr uint32_t kPlainWorkerThreads = 1024;
-constexpr uint32_t kStreamConsumerThreads = 512;
+constexpr uint32_t kStreamConsumerThreads = 256;
 constexpr uint32_t kStreamWorkerThreads = kStreamConsumerThreads + 32;
 /// Registers per thread each model's block may use: 65536 / 1024 for the
-/// Plain worker; for the 544-thread Stream worker, what ptxas allots under
-/// __launch_bounds__(544, 1) (nvcc 13, sm_90: 96, not 65536 / 544 = 120).
+/// Plain worker; for the 288-thread Stream worker, 65536 / 288 rounded down
+/// to the allocation's multiple of 8.
 constexpr uint32_t kPlainWorkerRegisters = 64;
-constexpr uint32_t kStreamWorkerRegisters = 96;
+constexpr uint32_t kStreamWorkerRegisters = 224;
 
 /// The GPU architecture the Stream worker is built for and needs (the
 /// bulk-copy engine); every other GPU runs the Plain worker.

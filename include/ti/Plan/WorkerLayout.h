@@ -44,6 +44,10 @@ namespace ti::plan {
 /// One weight load of the worker (its vector): 16 bytes, and its elements.
 constexpr uint32_t kWorkerVectorBytes = 16;
 constexpr uint32_t kWorkerVector = kWorkerVectorBytes / kWeightBytes;
+/// The stream worker's FFN partial keeps the down projection's columns of a
+/// thread's vectors in registers across the stages: a thread covers at most
+/// this many vectors of a row (hidden <= 8 * threads * this).
+constexpr uint32_t kFfnColumnPasses = 4;
 /// ReduceResidual stages its partials in shared memory up to this many floats
 /// (32 KiB: 128 partials of 64 rows).
 constexpr uint32_t kReduceStagedFloats = 8192;

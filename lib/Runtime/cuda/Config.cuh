@@ -53,7 +53,7 @@ constexpr bool kStreamed = kModel == plan::ExecutionModel::Stream;
 /// Threads that run tasks (the ops' kThreads), and the block's: the Stream
 /// worker adds one producer warp. The kernel is compiled for exactly
 /// kBlockThreads: __launch_bounds__(kBlockThreads, 1) caps its registers at
-/// 64 (Plain) or 96 (Stream) per thread.
+/// 64 (Plain) or 224 (Stream) per thread.
 constexpr uint32_t kThreads = plan::taskThreads(kModel);
 constexpr uint32_t kBlockThreads = plan::blockThreads(kModel);
 
@@ -74,20 +74,25 @@ constexpr uint32_t kVectorBytes = plan::kWorkerVectorBytes;
 constexpr uint32_t kVector = plan::kWorkerVector;
 static_assert(kVector == 8, "the ops unpack a load as Bf16x8");
 /// The vectors of a streamed row part whose x' a lane keeps in registers (8
-/// floats each; ops/Common.cuh: XSlice): parts of up to 2 KB need no more.
-constexpr uint32_t kSliceVectors = 4;
+/// floats each; ops/Common.cuh: XSlice): parts of up to 4 KB need no more.
+constexpr uint32_t kSliceVectors = 8;
 /// Independent 16-byte loads a lane issues before using the first (GEMV rows).
 constexpr uint32_t kLoadsInFlight = 2;
 /// Short-mode attention: the positions per lane group whose K/V rows are in
 /// flight together (registers: 8 words per position; the Plain worker's 64
 /// registers hold fewer).
-constexpr uint32_t kShortRowsAhead = kStreamed ? 2 : 1;
+constexpr uint32_t kShortRowsAhead = kStreamed ? 4 : 1;
+/// Long-mode attention: the positions per lane group whose K or V rows are in
+/// flight together (the Stream worker has a quarter of the Plain worker's
+/// threads, and the registers for more loads each).
+constexpr uint32_t kLongRowsAhead = kStreamed ? 4 : 1;
 /// The Stream worker's producer, paused while its consumers wait at a grid
 /// barrier, reads their word this often.
 constexpr uint32_t kPausePollNanoseconds = 100;
 /// Chunks of the attention partials whose loads a thread issues together when
 /// it merges them (two 16-byte loads each): the register budget decides.
 constexpr uint32_t kMergeBatch = kStreamed ? 8 : 2;
+using plan::kFfnColumnPasses;
 using plan::kReduceStagedFloats;
 /// Query heads per kv head (G) the attention ops handle: they keep two softmax
 /// statistics per head of the group in registers (Llama 3 has G = 3 or 4;

@@ -563,7 +563,7 @@ TEST(PlanVerifierTest, TheRingIsOneTheBulkCopiesCanFill) {
 TEST(PlanVerifierTest, AStreamPlanRunsOnTheStreamWorkersThreads) {
   Plan p = streamPlan();
   p.target.threadsPerWorker = 1024;
-  EXPECT_TRUE(hasError(p, {"execution: a stream plan runs tasks on 512 threads, but the target "
+  EXPECT_TRUE(hasError(p, {"execution: a stream plan runs tasks on 256 threads, but the target "
                            "has 1024"}));
 }
 

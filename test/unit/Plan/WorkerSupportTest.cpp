@@ -124,8 +124,8 @@ TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {
   EXPECT_EQ(rowParts(4096, 4096), 1u);
   EXPECT_EQ(rowParts(16384, 0), 1u);
   // At most one part per consumer warp (a warp keeps one part of every row).
-  EXPECT_EQ(kMaxRowParts, 16u);
-  EXPECT_EQ(rowParts(65536, 1024), 16u);
+  EXPECT_EQ(kMaxRowParts, 8u);
+  EXPECT_EQ(rowParts(65536, 1024), 8u);
   // Parts divide the row's 16-byte vectors: 320 bytes (20 vectors) in 4 of 80,
   // the most that divide it, though parts of 32 bytes were asked for.
   EXPECT_EQ(rowParts(320, 32), 4u);

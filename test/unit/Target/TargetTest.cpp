@@ -159,11 +159,11 @@ TEST(Target, BadStreamShapesAreOneLine) {
         "x.json");
     return t.ok() ? std::string("ok") : t.status().message();
   };
-  EXPECT_EQ(parse(R"("execution": "stream", "threads_per_worker": 512)"), "ok");
+  EXPECT_EQ(parse(R"("execution": "stream", "threads_per_worker": 256)"), "ok");
   EXPECT_EQ(parse(R"("execution": "fast")"),
             "x.json: \"execution\" is \"plain\" or \"stream\", not \"fast\"");
   EXPECT_EQ(parse(R"("execution": "stream")"),
-            "x.json: \"threads_per_worker\" of the stream worker is 512");
+            "x.json: \"threads_per_worker\" of the stream worker is 256");
   EXPECT_EQ(parse(R"("stream_stage_bytes": 24)"),
             "x.json: \"stream_stage_bytes\" must be a positive multiple of 16");
   EXPECT_EQ(parse(R"("stream_ring_bytes": 40000)"),

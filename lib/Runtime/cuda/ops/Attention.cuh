@@ -184,13 +184,25 @@ __device__ void attendHeads(const AttentionTask &at, uint32_t first, uint32_t he
   const uint16_t *v = at.vCache + uint64_t(j0) * at.geo.kvRows() + at.g * d + lane * kVector;
   const float *score = at.scores(first + r) + j0;
   float acc[kVector] = {};
+  // kLongRowsAhead positions' loads in flight together, added in position
+  // order.
 #pragma unroll 1
-  for (int32_t j = j0; j < at.je; j += int32_t(groups), v += rowStep, score += groups) {
-    float w = expf(*score - mr) / lr;
-    Bf16x8 row = loadArenaBf16x8(v);
+  for (int32_t j = j0; j < at.je; j += int32_t(groups * kLongRowsAhead),
+               v += rowStep * kLongRowsAhead, score += groups * kLongRowsAhead) {
+    float w[kLongRowsAhead];
+    Bf16x8 row[kLongRowsAhead];
 #pragma unroll
-    for (uint32_t e = 0; e < kVector; ++e)
-      acc[e] = fmaf(w, row.at(e), acc[e]);
+    for (uint32_t u = 0; u < kLongRowsAhead; ++u)
+      if (j + int32_t(u * groups) < at.je) {
+        w[u] = expf(score[u * groups] - mr) / lr;
+        row[u] = loadArenaBf16x8(v + u * rowStep);
+      }
+#pragma unroll
+    for (uint32_t u = 0; u < kLongRowsAhead; ++u)
+      if (j + int32_t(u * groups) < at.je)
+#pragma unroll
+        for (uint32_t e = 0; e < kVector; ++e)
+          acc[e] = fmaf(w[u], row[u].at(e), acc[e]);
   }
 #pragma unroll
   for (uint32_t e = 0; e < kVector; ++e)
@@ -419,30 +431,40 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
   const uint32_t lanes = at.lanes(), groups = kThreads / lanes;
   const uint32_t grp = threadIdx.x / lanes, lane = threadIdx.x % lanes;
   const uint16_t *kCache = at.kCache + g * d + lane * kVector;
+  // kLongRowsAhead positions a group, their loads in flight together.
 #pragma unroll 1
-  for (int32_t base = at.jb; base < at.je; base += int32_t(groups)) {
-    const int32_t j = base + int32_t(grp);
-    float k8[kVector] = {};
-    if (j < at.je && j != step.pos) {
-      Bf16x8 row = loadArenaBf16x8(kCache + uint64_t(j) * at.geo.kvRows());
+  for (int32_t base = at.jb; base < at.je; base += int32_t(groups * kLongRowsAhead)) {
+    Bf16x8 rows[kLongRowsAhead] = {};
 #pragma unroll
-      for (uint32_t e = 0; e < kVector; ++e)
-        k8[e] = row.at(e);
-    } else if (j < at.je) { // Position pos: the rounded key, never the cache.
-#pragma unroll
-      for (uint32_t e = 0; e < kVector; ++e)
-        k8[e] = kNow[lane * kVector + e];
+    for (uint32_t u = 0; u < kLongRowsAhead; ++u) {
+      const int32_t j = base + int32_t(u * groups + grp);
+      if (j < at.je && j != step.pos)
+        rows[u] = loadArenaBf16x8(kCache + uint64_t(j) * at.geo.kvRows());
     }
-#pragma unroll 1
-    for (uint32_t r = 0; r < group; ++r) {
-      const float *q = qs + r * d + lane * kVector;
-      float p = 0;
 #pragma unroll
-      for (uint32_t e = 0; e < kVector; ++e)
-        p = fmaf(k8[e], q[e], p);
-      p = groupSum(p, lanes);
-      if (j < at.je && lane == 0)
-        at.scores(g * group + r)[j] = scale * p;
+    for (uint32_t u = 0; u < kLongRowsAhead; ++u) {
+      const int32_t j = base + int32_t(u * groups + grp);
+      float k8[kVector] = {};
+      if (j < at.je && j != step.pos) {
+#pragma unroll
+        for (uint32_t e = 0; e < kVector; ++e)
+          k8[e] = rows[u].at(e);
+      } else if (j < at.je) { // Position pos: the rounded key, never the cache.
+#pragma unroll
+        for (uint32_t e = 0; e < kVector; ++e)
+          k8[e] = kNow[lane * kVector + e];
+      }
+#pragma unroll 1
+      for (uint32_t r = 0; r < group; ++r) {
+        const float *q = qs + r * d + lane * kVector;
+        float p = 0;
+#pragma unroll
+        for (uint32_t e = 0; e < kVector; ++e)
+          p = fmaf(k8[e], q[e], p);
+        p = groupSum(p, lanes);
+        if (j < at.je && lane == 0)
+          at.scores(g * group + r)[j] = scale * p;
+      }
     }
   }
   blockBarrier();

@@ -50,7 +50,9 @@ __device__ __forceinline__ void addDownGroups(const FfnLayout &layout, const flo
 /// row u and up row u go to the same warp (u mod kWarps), so its lane 0 forms
 /// act[u] without waiting for another warp; the down rows need every act[]
 /// (a block barrier). Thread (group q, vector v) adds the units u = q mod G of
-/// each stage into its 8 columns, in unit order, across the stages.
+/// each stage into its 8 columns (and, for rows of more vectors than
+/// threads, those of vectors v + kThreads, ...), in unit order, across the
+/// stages.
 __device__ void streamedFfn(const KernelArgs &a, const plan::TaskRecord &t, WeightStream &ws,
                             const FfnLayout &layout, float *xs, float *act, float *partials,
                             float *rowPartials) {
@@ -68,24 +70,34 @@ __device__ void streamedFfn(const KernelArgs &a, const plan::TaskRecord &t, Weig
 
   const uint32_t h = layout.hidden, vectors = layout.vectors, groups = layout.groups;
   const uint32_t grp = threadIdx.x / vectors, v = threadIdx.x % vectors;
+  // Rows of more vectors than threads (one group) are covered in passes: the
+  // thread's vectors v, v + kThreads, ... (at most kFfnColumnPasses).
+  const uint32_t passes = (vectors + kThreads - 1) / kThreads;
   const plan::StreamSegment &down = segments.segment[2];
-  float acc[kVector] = {};
+  float acc[kFfnColumnPasses][kVector] = {};
   ws.consume(down, [&](uint32_t first, uint32_t rows, const uint8_t *data) {
     if (grp >= groups)
       return;
     const SharedCursor w(data + v * kVectorBytes);
 #pragma unroll 2
     for (uint32_t j = (grp + groups - first % groups) % groups; j < rows; j += groups) {
-      const Bf16x8 d = w.load(j * down.rowBytes);
       const float x = act[first + j];
 #pragma unroll
-      for (uint32_t e = 0; e < kVector; ++e)
-        acc[e] = fmaf(x, d.at(e), acc[e]);
+      for (uint32_t p = 0; p < kFfnColumnPasses; ++p)
+        if (p < passes && v + p * kThreads < vectors) {
+          const Bf16x8 d = w.load(j * down.rowBytes + p * kThreads * kVectorBytes);
+#pragma unroll
+          for (uint32_t e = 0; e < kVector; ++e)
+            acc[p][e] = fmaf(x, d.at(e), acc[p][e]);
+        }
     }
   });
   float *out = arenaF32(a, t.out[0]) + uint64_t(t.aux[1]) * h;
   if (grp < groups)
-    storeDownColumns(acc, grp, v, layout, partials, out);
+#pragma unroll
+    for (uint32_t p = 0; p < kFfnColumnPasses; ++p)
+      if (p < passes && v + p * kThreads < vectors)
+        storeDownColumns(acc[p], grp, v + p * kThreads, layout, partials, out);
   addDownGroups(layout, partials, out);
 }
 #endif
