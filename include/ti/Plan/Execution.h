@@ -52,10 +52,12 @@ constexpr uint32_t kPlainWorkerThreads = 1024;
 constexpr uint32_t kStreamConsumerThreads = 256;
 constexpr uint32_t kStreamWorkerThreads = kStreamConsumerThreads + 32;
 /// Registers per thread each model's block may use: 65536 / 1024 for the
-/// Plain worker; for the 288-thread Stream worker, 65536 / 288 rounded down
-/// to the allocation's multiple of 8.
+/// Plain worker; for the Stream worker's 9 warps, what one of the SM's four
+/// 16,384-register files gives the 3 warps it holds, rounded down to the
+/// allocation's multiple of 8: 16384 / 96 = 170 -> 168 (ptxas caps it there
+/// under __launch_bounds__(288, 1); 544 threads gave 96 the same way).
 constexpr uint32_t kPlainWorkerRegisters = 64;
-constexpr uint32_t kStreamWorkerRegisters = 224;
+constexpr uint32_t kStreamWorkerRegisters = 168;
 
 /// The GPU architecture the Stream worker is built for and needs (the
 /// bulk-copy engine); every other GPU runs the Plain worker.

@@ -53,7 +53,7 @@ constexpr bool kStreamed = kModel == plan::ExecutionModel::Stream;
 /// Threads that run tasks (the ops' kThreads), and the block's: the Stream
 /// worker adds one producer warp. The kernel is compiled for exactly
 /// kBlockThreads: __launch_bounds__(kBlockThreads, 1) caps its registers at
-/// 64 (Plain) or 224 (Stream) per thread.
+/// 64 (Plain) or 168 (Stream) per thread.
 constexpr uint32_t kThreads = plan::taskThreads(kModel);
 constexpr uint32_t kBlockThreads = plan::blockThreads(kModel);
 
