@@ -454,17 +454,24 @@ __device__ void runAttentionScores(const KernelArgs &a, const plan::TaskRecord &
         for (uint32_t e = 0; e < kVector; ++e)
           k8[e] = kNow[lane * kVector + e];
       }
-#pragma unroll 1
-      for (uint32_t r = 0; r < group; ++r) {
-        const float *q = qs + r * d + lane * kVector;
-        float p = 0;
+      // Every head's lane sum first, then their butterflies side by side:
+      // one head after another, each waited for the last's shuffles.
+      float p[kMaxGroup];
+#pragma unroll
+      for (uint32_t r = 0; r < kMaxGroup; ++r) {
+        const float *q = qs + (r < group ? r : 0) * d + lane * kVector;
+        p[r] = 0;
 #pragma unroll
         for (uint32_t e = 0; e < kVector; ++e)
-          p = fmaf(k8[e], q[e], p);
-        p = groupSum(p, lanes);
-        if (j < at.je && lane == 0)
-          at.scores(g * group + r)[j] = scale * p;
+          p[r] = fmaf(k8[e], q[e], p[r]);
       }
+#pragma unroll
+      for (uint32_t r = 0; r < kMaxGroup; ++r)
+        p[r] = groupSum(p[r], lanes);
+#pragma unroll
+      for (uint32_t r = 0; r < kMaxGroup; ++r)
+        if (r < group && j < at.je && lane == 0)
+          at.scores(g * group + r)[j] = scale * p[r];
     }
   }
   blockBarrier();
