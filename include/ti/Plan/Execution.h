@@ -92,7 +92,7 @@ struct StreamConfig {
   /// warp's dot product, added in part order; 0: whole rows. Each warp keeps
   /// its part's slice of x' in registers: read from shared memory for every
   /// row, x' cost the consumers four times the shared-memory traffic of the
-  /// weights. A stage of 16 KB rows would also keep 2 of the 16 warps busy.
+  /// weights. A stage of two 16 KB rows would also keep 2 of the 8 warps busy.
   uint32_t rowPartBytes = 0;
 
   TI_HOST_DEVICE constexpr uint64_t ringBytes() const { return uint64_t(stageBytes) * stages; }
