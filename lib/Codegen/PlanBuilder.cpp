@@ -162,9 +162,15 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
     if (s.norm >= 0)
       r.param = addParams({static_cast<float>(s.eps)});
 
+    plan::Opcode opcode = plan::Opcode::Nop;
+    if (!stageOpcode(s, opcode)) {
+      diags.error(s.loc, "stage '" + s.name + "' (" + stageKindName(s.kind) +
+                             ") has no task opcode: it should have been fused");
+      return false;
+    }
+    r.opcode = uint16_t(opcode);
     switch (s.kind) {
     case StageKind::Select:
-      r.opcode = uint16_t(plan::Opcode::SelectToken);
       r.in[0] = at(s.input);
       r.in[1] = at(s.input2);
       r.out[0] = at(s.output);
@@ -177,7 +183,6 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
       r.rowEnd = 1;
       break;
     case StageKind::Embed:
-      r.opcode = uint16_t(plan::Opcode::Embed);
       r.in[0] = at(s.input);
       r.out[0] = at(s.output);
       r.aux[0] = s.cols;
@@ -185,7 +190,6 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
       break;
     case StageKind::Gemv:
     case StageKind::LmHead:
-      r.opcode = uint16_t(s.kind == StageKind::Gemv ? plan::Opcode::Gemv : plan::Opcode::LmHead);
       r.in[0] = at(s.input);
       r.out[0] = at(s.output);
       r.aux[0] = s.cols;
@@ -213,15 +217,12 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
                              "write or merged chunks is not supported");
           return false;
         }
-        r.opcode = uint16_t(plan::Opcode::GateUp);
         r.flags = 0;
         r.geometry = {};
       }
       break;
     case StageKind::AttentionScores:
     case StageKind::AttentionValues: {
-      r.opcode = uint16_t(s.kind == StageKind::AttentionScores ? plan::Opcode::AttentionScores
-                                                               : plan::Opcode::AttentionValues);
       r.in[0] = at(s.input);
       r.in[1] = at(s.input2);
       r.in[2] = at(s.input3);
@@ -240,24 +241,20 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
       break;
     }
     case StageKind::FfnPartial:
-      r.opcode = uint16_t(plan::Opcode::FfnPartial);
       r.in[0] = at(s.input);
       r.out[0] = at(s.output);
       r.aux[0] = s.cols;
       r.aux[1] = t.aux1;
       break;
     case StageKind::ReduceResidual:
-      r.opcode = uint16_t(plan::Opcode::ReduceResidual);
       r.in[0] = at(s.input);
       r.in[1] = at(s.residual);
       r.out[0] = at(s.output);
       r.aux[0] = s.units;
       r.aux[1] = t.aux1;
       break;
-    default:
-      diags.error(s.loc, "stage '" + s.name + "' (" + stageKindName(s.kind) +
-                             ") has no task opcode: it should have been fused");
-      return false;
+    default: // The kinds without an opcode were refused above.
+      break;
     }
     p.tasks.push_back(r);
   }

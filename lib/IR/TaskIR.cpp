@@ -26,6 +26,28 @@ const char *tir::stageKindName(StageKind kind) {
   return "?";
 }
 
+bool tir::stageOpcode(const Stage &s, plan::Opcode &opcode) {
+  switch (s.kind) {
+  case StageKind::Select: opcode = plan::Opcode::SelectToken; return true;
+  case StageKind::Embed: opcode = plan::Opcode::Embed; return true;
+  case StageKind::Gemv:
+    opcode = s.siluMul ? plan::Opcode::GateUp : plan::Opcode::Gemv;
+    return true;
+  case StageKind::LmHead: opcode = plan::Opcode::LmHead; return true;
+  case StageKind::AttentionScores: opcode = plan::Opcode::AttentionScores; return true;
+  case StageKind::AttentionValues: opcode = plan::Opcode::AttentionValues; return true;
+  case StageKind::FfnPartial: opcode = plan::Opcode::FfnPartial; return true;
+  case StageKind::ReduceResidual: opcode = plan::Opcode::ReduceResidual; return true;
+  case StageKind::RmsNorm:
+  case StageKind::Rope:
+  case StageKind::Attention:
+  case StageKind::SiluMul:
+  case StageKind::Add:
+  case StageKind::Argmax: return false;
+  }
+  return false;
+}
+
 int Module::addBuffer(std::string name, plan::BufferKind kind, uint64_t bytes) {
   buffers.push_back(Buffer{std::move(name), kind, bytes, plan::kNone});
   return static_cast<int>(buffers.size()) - 1;

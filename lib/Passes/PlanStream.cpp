@@ -65,11 +65,8 @@ public:
         continue;
       }
       // The stage's opcode's segments, each of the task's rows (Execution.h).
-      const uint64_t segments = plan::streamSegmentCount(
-          s.kind == StageKind::FfnPartial ? plan::Opcode::FfnPartial
-          : s.kind == StageKind::LmHead   ? plan::Opcode::LmHead
-          : s.siluMul                     ? plan::Opcode::GateUp
-                                          : plan::Opcode::Gemv);
+      plan::Opcode opcode = plan::Opcode::Nop;
+      const uint64_t segments = stageOpcode(s, opcode) ? plan::streamSegmentCount(opcode) : 0;
       for (const Task &task : s.tasks)
         filled += segments * plan::stagesOf(plan::StreamSegment{0, uint32_t(task.rows()),
                                                                 uint32_t(rowBytes)},

@@ -74,6 +74,10 @@ enum class StageKind : uint8_t {
   LmHead,
 };
 const char *stageKindName(StageKind kind);
+struct Stage;
+/// The opcode of a stage's tasks (a SiLU*up Gemv's is GateUp), or false for
+/// a kind that the passes fuse away before the plan has tasks.
+bool stageOpcode(const Stage &s, plan::Opcode &opcode);
 
 /// One task of a stage, after balance-rows (rows) and assign-workers (worker).
 struct Task {
