@@ -315,8 +315,8 @@ void Verifier::checkTask(size_t index) {
   case Opcode::GateUp:
     if (t.aux[0] == 0)
       error(who + " has no columns (aux[0] is 0)");
-    // A GateUp task streams a gate row and an up row per unit.
-    streams = (op == Opcode::GateUp ? 2 : 1) * kWeightBytes * rows * t.aux[0];
+    // A row of K per unit, a GateUp's a gate row and an up row (Execution.h).
+    streams = streamSegmentCount(op) * kWeightBytes * rows * t.aux[0];
     break;
   case Opcode::AttentionScores:
   case Opcode::AttentionValues: {
@@ -332,7 +332,7 @@ void Verifier::checkTask(size_t index) {
   case Opcode::FfnPartial:
     if (t.aux[0] == 0)
       error(who + " has hidden size 0 (aux[0])");
-    streams = 3 * kWeightBytes * rows * t.aux[0]; // Gate and up rows, down columns.
+    streams = streamSegmentCount(op) * kWeightBytes * rows * t.aux[0]; // Gate, up, down.
     break;
   case Opcode::ReduceResidual:
     if (t.aux[1] == 0)

@@ -200,7 +200,8 @@ void AccessListBuilder::attention(bool values) {
 
 void AccessListBuilder::gateUp() {
   uint64_t k = t.aux[0], rows = t.rowEnd - t.rowBegin;
-  weights(Operand::Weight, t.weight, mul(mul(2 * rows, k), kW)); // Gate rows, then up rows.
+  // Gate rows, then up rows (Execution.h: streamSegmentCount).
+  weights(Operand::Weight, t.weight, mul(mul(streamSegmentCount(Opcode::GateUp) * rows, k), kW));
   if (t.norm != kNone)
     weights(Operand::Norm, t.norm, mul(k, kW));
   plain(Operand::In0, false, t.in[0], mul(k, kA), BufferKind::Activation);
@@ -209,7 +210,7 @@ void AccessListBuilder::gateUp() {
 
 void AccessListBuilder::ffnPartial() {
   uint64_t h = t.aux[0], n = t.rowEnd - t.rowBegin;
-  weights(Operand::Weight, t.weight, mul(mul(3 * n, h), kW));
+  weights(Operand::Weight, t.weight, mul(mul(streamSegmentCount(Opcode::FfnPartial) * n, h), kW));
   weights(Operand::Norm, t.norm, mul(h, kW));
   plain(Operand::In0, false, t.in[0], mul(h, kA), BufferKind::Activation);
   plain(Operand::Out0, true, add(t.out[0], mul(mul(t.aux[1], h), kA)), mul(h, kA),
