@@ -337,6 +337,11 @@ void Verifier::checkTask(size_t index) {
   case Opcode::ReduceResidual:
     if (t.aux[1] == 0)
       error(who + " sums no partials (aux[1] is 0)");
+    // The access model lists each partial: more than the arena holds would
+    // only fail the bounds checks after a list of that length was built.
+    else if (uint64_t(t.aux[1]) * t.aux[0] * kActivationBytes > plan.arenaBytes)
+      error(who + " sums " + num(t.aux[1]) + " partials of " + num(t.aux[0]) +
+            " values, more than the arena's " + num(plan.arenaBytes) + " bytes hold");
     if (t.rowEnd > t.aux[0])
       error(who + " rows end at " + num(t.rowEnd) + ", past its size " + num(t.aux[0]));
     break;

@@ -370,6 +370,16 @@ TEST(PlanVerifierTest, TwoWritersOfOneRow) {
                            named(p, Opcode::ReduceResidual, 1), "both write x2[+8, +8)"}));
 }
 
+TEST(PlanVerifierTest, MorePartialsThanTheArenaHolds) {
+  // Refused before the access model lists 2^28 reads (a flipped bit of aux[1]
+  // once made the verifier run out of memory).
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::ReduceResidual, 2).aux[1] = 1u << 28;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::ReduceResidual, 2),
+                           "sums 268435456 partials of 16 values, more than the arena's 3584 "
+                           "bytes hold"}));
+}
+
 TEST(PlanVerifierTest, ArenaSliceOutOfBounds) {
   Plan p = tinyPlan();
   taskOf(p, Opcode::ReduceResidual, 3).out[0] = kX2 + 16;
