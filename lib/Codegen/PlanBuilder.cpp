@@ -77,7 +77,7 @@ bool PlanBuilder::modelInfo() {
       info.vocab = table.type.shape[0];
       info.hidden = table.type.shape[1];
     }
-    if (s.kind == StageKind::AttentionScores) {
+    if (s.kind == StageKind::AttentionChunks) {
       if (info.layers++ == 0) {
         info.heads = s.heads;
         info.kvHeads = s.kvHeads;
@@ -204,8 +204,11 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
       }
       if (s.mergeChunks)
         r.flags |= plan::kFlagMergeChunks;
+      // A merging Gemv weights each head's chunks by their statistics: it
+      // carries its attention's whole geometry.
       if (s.kind == StageKind::Gemv &&
-          !geometryOf(s, false, s.vCacheWrite, s.mergeChunks, r.geometry))
+          !geometryOf(s, s.mergeChunks, s.vCacheWrite || s.mergeChunks, s.mergeChunks,
+                      r.geometry))
         return false;
       if (s.kind == StageKind::LmHead) {
         r.out[1] = at(s.output2);
@@ -221,14 +224,12 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
         r.geometry = {};
       }
       break;
-    case StageKind::AttentionScores:
-    case StageKind::AttentionValues: {
+    case StageKind::AttentionChunks: {
       r.in[0] = at(s.input);
       r.in[1] = at(s.input2);
       r.in[2] = at(s.input3);
       r.out[0] = at(s.output);
-      if (s.kind == StageKind::AttentionScores)
-        r.out[1] = at(s.input2); // Writes row pos of the K cache it reads.
+      r.out[1] = at(s.input2); // Writes row pos of the K cache it reads.
       r.aux[0] = t.aux0;
       r.aux[1] = t.aux1;
       if (!geometryOf(s, true, true, true, r.geometry))

@@ -14,8 +14,7 @@ const char *tir::stageKindName(StageKind kind) {
   case StageKind::Gemv: return "gemv";
   case StageKind::Rope: return "rope";
   case StageKind::Attention: return "attention";
-  case StageKind::AttentionScores: return "attention_scores";
-  case StageKind::AttentionValues: return "attention_values";
+  case StageKind::AttentionChunks: return "attention_chunks";
   case StageKind::SiluMul: return "silu_mul";
   case StageKind::Add: return "add";
   case StageKind::Argmax: return "argmax";
@@ -34,8 +33,7 @@ bool tir::stageOpcode(const Stage &s, plan::Opcode &opcode) {
     opcode = s.siluMul ? plan::Opcode::GateUp : plan::Opcode::Gemv;
     return true;
   case StageKind::LmHead: opcode = plan::Opcode::LmHead; return true;
-  case StageKind::AttentionScores: opcode = plan::Opcode::AttentionScores; return true;
-  case StageKind::AttentionValues: opcode = plan::Opcode::AttentionValues; return true;
+  case StageKind::AttentionChunks: opcode = plan::Opcode::Attention; return true;
   case StageKind::FfnPartial: opcode = plan::Opcode::FfnPartial; return true;
   case StageKind::ReduceResidual: opcode = plan::Opcode::ReduceResidual; return true;
   case StageKind::RmsNorm:
@@ -114,7 +112,7 @@ void tir::printModule(const Module &m, llvm::raw_ostream &os) {
       os << " merge_chunks=" << s.chunks;
     if (s.heads)
       os << " heads=" << s.heads << " kv_heads=" << s.kvHeads << " head_dim=" << s.headDim;
-    if (s.kind == StageKind::AttentionScores || s.kind == StageKind::AttentionValues)
+    if (s.kind == StageKind::AttentionChunks)
       os << " chunks=" << s.chunks;
     if (s.hasRope)
       os << " rope";
@@ -123,7 +121,7 @@ void tir::printModule(const Module &m, llvm::raw_ostream &os) {
       os << "    task rows=[" << t.rowBegin << ", " << t.rowEnd << ")";
       if (t.worker >= 0)
         os << " worker=" << t.worker;
-      if (s.kind == StageKind::AttentionScores || s.kind == StageKind::AttentionValues)
+      if (s.kind == StageKind::AttentionChunks)
         os << " kv_head=" << t.aux0 << " chunk=" << t.aux1;
       if (t.packed >= 0)
         os << " weights=" << m.packed[t.packed].name << '+' << t.weightOffset - m.packed[t.packed].offset

@@ -30,9 +30,8 @@ bool ti::verifyModule(const tir::Module &m, DiagnosticEngine &diags) {
     checkSlice(s, s.output2, "output2");
     checkSlice(s, s.output3, "output3");
     uint64_t next = 0;
-    bool attention = s.kind == tir::StageKind::AttentionScores ||
-                     s.kind == tir::StageKind::AttentionValues ||
-                     s.kind == tir::StageKind::Select;
+    bool attention =
+        s.kind == tir::StageKind::AttentionChunks || s.kind == tir::StageKind::Select;
     for (const tir::Task &t : s.tasks) {
       if (t.worker >= static_cast<int>(m.target.workers))
         diags.error(s.loc, "stage '" + s.name + "': a task is on worker " +

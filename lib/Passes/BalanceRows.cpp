@@ -61,8 +61,7 @@ public:
         for (unsigned w = 0; w < workers; ++w)
           s.tasks.push_back(Task(w, w + 1));
         continue;
-      case StageKind::AttentionScores:
-      case StageKind::AttentionValues:
+      case StageKind::AttentionChunks:
         for (unsigned g = 0; g < s.kvHeads; ++g)
           for (unsigned c = 0; c < s.chunks; ++c) {
             Task t(g, g + 1);

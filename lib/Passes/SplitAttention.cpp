@@ -1,28 +1,27 @@
-//===- SplitAttention.cpp - Attention into scores and values (split-attention)
+//===- SplitAttention.cpp - Attention over chunks of the context (split-attention)
 //
 // Attention reads the K/V cache, which grows with the context: at short context
 // one task per K/V head can do it in one pass, at long context that leaves most
-// workers idle while a few stream the cache. So each Attention becomes two
-// stages over C chunks of the context (the post's "scores" and "values" waves):
+// workers idle while a few stream the cache. So each Attention becomes one
+// stage of tasks over C chunks of the context (flash decoding):
 //
 // 1. C = workers / kv_heads (at least 1): the most chunks that still give each
 //    (kv head, chunk) pair a worker of its own. The post's 20 workers and 8 K/V
 //    heads give its 2 chunks (16 tasks). C is capped by the split context so
 //    that every chunk of a long-mode step holds at least one position.
-// 2. AttentionScores: one task per (kv head, chunk). In short mode (context <=
-//    the target's split context) chunk 0 does the whole attention in one pass
-//    and the other chunks do nothing; in long mode each chunk computes its
-//    scores and their softmax statistics.
-// 3. AttentionValues: the same tasks; in long mode each combines the statistics
-//    of all chunks and sums its chunk's values into a partial output. Only in
-//    long mode does it read what the scores wave wrote, which is why
-//    place-barriers can make that barrier conditional.
-// 4. The consumer of the attention's output (the Wo GEMV) reads the C partial
-//    outputs instead and sums them (merge_chunks), in a fixed order.
+// 2. AttentionChunks: one task per (kv head, chunk), one pass over its
+//    positions' keys and values. In short mode (context <= the target's split
+//    context) chunk 0 does the whole attention and the other chunks do
+//    nothing; in long mode each chunk attends over its own positions and
+//    writes its output with its softmax statistics (max, sum).
+// 3. The consumer of the attention's output (the Wo GEMV) reads the C partial
+//    outputs instead and merges them by their statistics (merge_chunks), in a
+//    fixed order; it carries the attention's geometry for that.
 //
-// Each layer has its own attention workspace (scores, statistics, partials),
-// so that every element of a step has exactly one writer (1 MB per layer for
-// Llama 3.2 1B at 8,192 positions).
+// Each layer has its own attention workspace (partials, statistics), so that
+// every element of a step has exactly one writer. The scores never leave the
+// task: a pass that wrote them for a second wave to weight the values cost a
+// grid barrier and a wave per layer (docs/PERFORMANCE.md, step 5).
 //
 //===----------------------------------------------------------------------===//
 #include "StageUses.h"
@@ -66,7 +65,7 @@ public:
       unsigned chunks = std::max(1u, m.target.workers / attn.kvHeads);
       chunks = std::min(chunks, m.target.attentionSplitContext);
       chunks = std::min(chunks, 0xffffu); // A task's geometry holds 16 bits.
-      const plan::AttentionWorkspace ws{attn.heads, attn.headDim, chunks, m.maxContext};
+      const plan::AttentionWorkspace ws{attn.heads, attn.headDim, chunks};
       const uint64_t bytes = ws.elements() * plan::kActivationBytes;
       std::string prefix = attn.layer >= 0 ? "L" + std::to_string(attn.layer) + "." : "";
       int workspace =
@@ -77,31 +76,28 @@ public:
         Stage &s = m.stages[r];
         if (s.kind != StageKind::Gemv || !sameSlice(s.input, attn.output) || s.norm >= 0) {
           diags.error(s.loc, "the attention output must feed one GEMV (the output "
-                             "projection), which sums the chunks' partial outputs");
+                             "projection), which merges the chunks' partial outputs");
           return false;
         }
         s.input = Slice{workspace, ws.partials(0, 0), q};
         s.mergeChunks = true;
         s.chunks = chunks;
+        s.heads = attn.heads;
+        s.kvHeads = attn.kvHeads;
+        s.headDim = attn.headDim;
       }
 
-      Stage base = std::move(attn);
-      base.chunks = chunks;
-      base.units = uint64_t(base.kvHeads) * chunks;
-      base.input2 = base.output2; // The K cache (history read; row pos written).
-      base.input3 = base.output3; // The V cache.
-      base.output = Slice{workspace, 0, ws.elements()};
-      base.output3 = Slice();
-      Stage values = base;
-      base.kind = StageKind::AttentionScores;
-      base.name += ".scores";
-      values.kind = StageKind::AttentionValues;
-      values.name += ".values";
-      values.output2 = Slice();
-      out.push_back(std::move(base));
-      out.push_back(std::move(values));
+      Stage chunked = std::move(attn);
+      chunked.kind = StageKind::AttentionChunks;
+      chunked.chunks = chunks;
+      chunked.units = uint64_t(chunked.kvHeads) * chunks;
+      chunked.input2 = chunked.output2; // The K cache (history read; row pos written).
+      chunked.input3 = chunked.output3; // The V cache.
+      chunked.output = Slice{workspace, 0, ws.elements()};
+      chunked.output3 = Slice();
+      out.push_back(std::move(chunked));
       count("attentions-split");
-      count("attention-tasks", 2 * uint64_t(chunks) * attn.kvHeads);
+      count("attention-tasks", uint64_t(chunks) * attn.kvHeads);
     }
     m.stages = std::move(out);
     return true;

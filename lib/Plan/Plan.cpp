@@ -74,8 +74,7 @@ const char *ti::plan::executionModelName(ExecutionModel model) {
 uint32_t Plan::attentionChunks() const {
   uint32_t most = 1;
   for (const TaskRecord &t : tasks)
-    if (t.opcode == uint16_t(Opcode::AttentionScores) ||
-        t.opcode == uint16_t(Opcode::AttentionValues))
+    if (t.opcode == uint16_t(Opcode::Attention))
       most = std::max<uint32_t>(most, t.geometry.chunks);
   return most;
 }

@@ -24,8 +24,8 @@
 //    Layers (if b and c hold): every task of one attention workspace has the
 //    same geometry, and the workspace is AttentionWorkspace's size; every K/V
 //    cache holds max context rows of its tasks' row width; a kFlagMergeChunks
-//    Gemv reads the partials of a workspace whose geometry it matches (its
-//    chunks, heads x head_dim columns).
+//    Gemv reads the partials of a workspace whose geometry it carries (all
+//    four fields; heads x head_dim columns).
 // f. Hazards (if all of the above hold), per mode over one step: the last
 //    wave's grid barrier orders everything across steps. Accesses go to
 //    domains: arena bytes; "row pos" of the caches; one lane per chunk for
@@ -260,19 +260,19 @@ void Verifier::checkTask(size_t index) {
     bool present;
   };
   bool gemvLike = op == Opcode::Gemv || op == Opcode::LmHead || op == Opcode::GateUp;
-  bool attention = op == Opcode::AttentionScores || op == Opcode::AttentionValues;
+  bool attention = op == Opcode::Attention;
   Field fields[] = {
       {"weight", gemvLike || op == Opcode::Embed || op == Opcode::FfnPartial, t.weight != kNone},
       {"norm", op == Opcode::FfnPartial, t.norm != kNone},
-      {"in[0]", op != Opcode::Nop && op != Opcode::AttentionValues, t.in[0] != kNone},
+      {"in[0]", op != Opcode::Nop, t.in[0] != kNone},
       {"in[1]",
-       op == Opcode::SelectToken || op == Opcode::AttentionScores || op == Opcode::ReduceResidual ||
+       op == Opcode::SelectToken || attention || op == Opcode::ReduceResidual ||
            (t.flags & kFlagResidual),
        t.in[1] != kNone},
       {"in[2]", attention, t.in[2] != kNone},
       {"out[0]", op != Opcode::Nop, t.out[0] != kNone},
       {"out[1]",
-       op == Opcode::AttentionScores || op == Opcode::LmHead ||
+       attention || op == Opcode::LmHead ||
            (t.flags & (kFlagVCache | kFlagRecord)),
        t.out[1] != kNone},
   };
@@ -288,7 +288,7 @@ void Verifier::checkTask(size_t index) {
   uint64_t needParams = 0;
   if ((gemvLike && t.norm != kNone) || op == Opcode::FfnPartial)
     needParams = 1; // eps
-  else if (op == Opcode::AttentionScores)
+  else if (attention)
     needParams = 1 + t.geometry.headDim / 2; // softmax scale, inverse frequencies
   if (needParams && t.param == kNone32)
     error(who + " has no param, and needs " + num(needParams));
@@ -318,14 +318,13 @@ void Verifier::checkTask(size_t index) {
     // A row of K per unit, a GateUp's a gate row and an up row (Execution.h).
     streams = streamSegmentCount(op) * kWeightBytes * rows * t.aux[0];
     break;
-  case Opcode::AttentionScores:
-  case Opcode::AttentionValues: {
+  case Opcode::Attention: {
     const HeadGeometry &g = t.geometry;
     if (g.kvHeads && t.aux[0] >= g.kvHeads)
       error(who + " kv head " + num(t.aux[0]) + " is not below its " + num(g.kvHeads));
     if (g.chunks && t.aux[1] >= g.chunks)
       error(who + " is chunk " + num(t.aux[1]) + " of its " + num(g.chunks));
-    if (op == Opcode::AttentionScores && t.out[1] != t.in[1])
+    if (t.out[1] != t.in[1])
       error(who + " out[1] is not in[1] (both are the layer's K cache)");
     break;
   }
@@ -358,10 +357,12 @@ void Verifier::checkGeometry(size_t index) {
   const TaskRecord &t = plan.tasks[index];
   const HeadGeometry &g = t.geometry;
   const auto op = static_cast<Opcode>(t.opcode);
-  const bool attention = op == Opcode::AttentionScores || op == Opcode::AttentionValues;
+  const bool attention = op == Opcode::Attention;
   const bool vcache = op == Opcode::Gemv && (t.flags & kFlagVCache);
   const bool merge = op == Opcode::Gemv && (t.flags & kFlagMergeChunks);
-  const bool usesHeads = attention, usesRow = attention || vcache, usesChunks = attention || merge;
+  // A merging Gemv weights each head's chunks: it carries its attention's geometry.
+  const bool usesHeads = attention || merge, usesRow = attention || vcache || merge,
+             usesChunks = attention || merge;
   std::string who = describe(index);
   if ((!usesHeads && g.heads) || (!usesRow && (g.kvHeads || g.headDim)) ||
       (!usesChunks && g.chunks)) {
@@ -594,14 +595,14 @@ void Verifier::checkLayers() {
   for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {
     const TaskRecord &t = plan.tasks[i];
     const auto op = static_cast<Opcode>(t.opcode);
-    if (op == Opcode::AttentionScores || op == Opcode::AttentionValues) {
+    if (op == Opcode::Attention) {
       checkCache(i, "in[1]", t.in[1], t.geometry.kvRows());
       checkCache(i, "in[2]", t.in[2], t.geometry.kvRows());
       int64_t home = homeOf(t.out[0]);
       if (home < 0)
         continue;
       const Buffer &b = plan.buffers[home];
-      const AttentionWorkspace ws = AttentionWorkspace::of(t.geometry, plan.model.maxContext);
+      const AttentionWorkspace ws = AttentionWorkspace::of(t.geometry);
       if (t.out[0] != b.offset || b.bytes != ws.elements() * kActivationBytes) {
         error(describe(i) + " out[0]: workspace '" + b.name + "' [+" + num(b.offset) + ", +" +
               num(b.bytes) + ") is not the " + num(ws.elements() * kActivationBytes) +
@@ -628,14 +629,15 @@ void Verifier::checkLayers() {
       continue;
     }
     const HeadGeometry &g = it->second.first;
-    const AttentionWorkspace ws = AttentionWorkspace::of(g, plan.model.maxContext);
+    const AttentionWorkspace ws = AttentionWorkspace::of(g);
     const Buffer &b = plan.buffers[home];
     if (t.in[0] != b.offset + ws.partials(0, 0) * kActivationBytes || t.aux[0] != g.qRows() ||
-        t.geometry.chunks != g.chunks)
-      error(describe(i) + " merges " + num(t.geometry.chunks) + " chunks of " + num(t.aux[0]) +
-            " values at '" + b.name + "'[+" + num(t.in[0] - b.offset) + "], but its partials are " +
-            num(g.chunks) + " chunks of " + num(g.qRows()) + " at [+" +
-            num(ws.partials(0, 0) * kActivationBytes) + "] (" + describe(it->second.second) + ")");
+        !sameGeometry(t.geometry, g))
+      error(describe(i) + " merges " + num(t.aux[0]) + " values of geometry (" +
+            geometryText(t.geometry) + ") at '" + b.name + "'[+" + num(t.in[0] - b.offset) +
+            "], but its partials are " + num(g.qRows()) + " values of geometry (" +
+            geometryText(g) + ") at [+" + num(ws.partials(0, 0) * kActivationBytes) + "] (" +
+            describe(it->second.second) + ")");
   }
 }
 

@@ -79,7 +79,7 @@ private:
   void selectToken();
   void embed();
   void gemv(bool lmHead);
-  void attention(bool values);
+  void attention();
   void gateUp();
   void ffnPartial();
   void reduceResidual();
@@ -112,8 +112,11 @@ void AccessListBuilder::gemv(bool lmHead) {
   if (t.norm != kNone)
     weights(Operand::Norm, t.norm, mul(k, kW));
   if (!lmHead && (t.flags & kFlagMergeChunks)) {
-    uint64_t chunks = isLong ? t.geometry.chunks : 1; // C' of the spec.
-    plain(Operand::In0, false, t.in[0], mul(mul(chunks, k), kA), BufferKind::AttentionWorkspace);
+    // Short mode: partials[0]. Long mode: every chunk's partials and stats,
+    // which follow them (AttentionLayout.h).
+    const AttentionWorkspace ws = AttentionWorkspace::of(t.geometry);
+    const uint64_t elements = isLong ? ws.elements() : k;
+    plain(Operand::In0, false, t.in[0], mul(elements, kA), BufferKind::AttentionWorkspace);
   } else {
     plain(Operand::In0, false, t.in[0], mul(k, kA), BufferKind::Activation);
   }
@@ -133,69 +136,39 @@ void AccessListBuilder::gemv(bool lmHead) {
   }
 }
 
-void AccessListBuilder::attention(bool values) {
+void AccessListBuilder::attention() {
   const HeadGeometry &geo = t.geometry;
   const uint64_t d = geo.headDim, g = t.aux[0], group = geo.group(); // D, g, G
-  const uint64_t c = t.aux[1], chunks = geo.chunks;
+  const uint64_t c = t.aux[1];
   const uint32_t firstHead = uint32_t(g * group);
-  const AttentionWorkspace ws = AttentionWorkspace::of(geo, plan.model.maxContext);
-  // This kv head's columns of a cache row, and the workspace's three parts, in bytes.
-  const uint64_t colBegin = kC * g * d, colEnd = kC * (g + 1) * d;
-  auto at = [&](uint64_t element) { return add(t.out[0], mul(element, kA)); };
-  const uint64_t scores = at(ws.scores(firstHead));
-  const uint64_t rowsBytes = mul(mul(group, ws.maxContext), kA); // The group's score rows.
-  auto statsOf = [&](uint64_t chunk) { return at(ws.stats(uint32_t(chunk), firstHead)); };
-  auto partialsOf = [&](uint64_t chunk) { return at(ws.partials(uint32_t(chunk), firstHead)); };
-  // Chunk c's part of the group's score rows (long mode only).
-  auto scoreRows = [&](bool write) {
-    Access s;
-    s.kind = AccessKind::ChunkedRows;
-    s.operand = Operand::Out0;
-    s.write = write;
-    s.begin = scores;
-    s.end = add(scores, rowsBytes);
-    s.chunk = uint32_t(c);
-    s.chunks = uint32_t(chunks);
-    s.expectedKinds = kindBit(BufferKind::AttentionWorkspace);
-    out.push_back(s);
-  };
-
-  if (values) {
-    if (!isLong)
-      return; // Short mode: the scores task did it all.
-    // Only the last chunk holds position pos, whose value row this step wrote.
-    cache(AccessKind::CacheHistory, Operand::In2, false, t.in[2], colBegin, colEnd,
-          BufferKind::VCache, /*inclusive=*/c + 1 == chunks);
-    scoreRows(/*write=*/false);
-    for (uint64_t other = 0; other < chunks; ++other)
-      plain(Operand::Out0, false, statsOf(other), group * 2 * kA, BufferKind::AttentionWorkspace);
-    plain(Operand::Out0, true, partialsOf(c), group * d * kA, BufferKind::AttentionWorkspace);
-    return;
-  }
-
   if (!isLong && c != 0)
     return; // Short mode: chunk 0 does the whole attention.
-  // q of the group's heads and k of head g from the stacked q|k|v vector (every
-  // chunk is assumed to read k: chunk 0 stores it, the last chunk scores it).
-  const uint64_t q = geo.qRows();
+  const AttentionWorkspace ws = AttentionWorkspace::of(geo);
+  // This kv head's columns of a cache row, in bytes.
+  const uint64_t colBegin = kC * g * d, colEnd = kC * (g + 1) * d;
+  auto at = [&](uint64_t element) { return add(t.out[0], mul(element, kA)); };
+  // q of the group's heads, and k and v of head g, from the stacked q|k|v
+  // vector (every chunk is assumed to read them: chunk 0 stores k, the chunk
+  // of position pos uses both).
+  const uint64_t q = geo.qRows(), kv = geo.kvRows();
   plain(Operand::In0, false, add(t.in[0], firstHead * d * kA), group * d * kA,
         BufferKind::Activation);
   plain(Operand::In0, false, add(t.in[0], (q + g * d) * kA), d * kA, BufferKind::Activation);
-  // Keys before pos come from the cache; the key at pos from in[0], never row pos.
+  plain(Operand::In0, false, add(t.in[0], (q + kv + g * d) * kA), d * kA,
+        BufferKind::Activation);
+  // Keys before pos come from the cache; the key at pos from in[0], never row
+  // pos. The V cache's row pos counts as read (the CPU executor reads it).
   cache(AccessKind::CacheHistory, Operand::In1, false, t.in[1], colBegin, colEnd,
         BufferKind::KCache);
   if (c == 0)
     cache(AccessKind::CacheRow, Operand::Out1, true, t.out[1], colBegin, colEnd,
           BufferKind::KCache);
-  if (!isLong) {
-    cache(AccessKind::CacheHistory, Operand::In2, false, t.in[2], colBegin, colEnd,
-          BufferKind::VCache, /*inclusive=*/true);
-    plain(Operand::Out0, true, scores, rowsBytes, BufferKind::AttentionWorkspace);
-    plain(Operand::Out0, true, partialsOf(0), group * d * kA, BufferKind::AttentionWorkspace);
-    return;
-  }
-  scoreRows(/*write=*/true);
-  plain(Operand::Out0, true, statsOf(c), group * 2 * kA, BufferKind::AttentionWorkspace);
+  cache(AccessKind::CacheHistory, Operand::In2, false, t.in[2], colBegin, colEnd,
+        BufferKind::VCache, /*inclusive=*/true);
+  plain(Operand::Out0, true, at(ws.partials(uint32_t(c), firstHead)), group * d * kA,
+        BufferKind::AttentionWorkspace);
+  plain(Operand::Out0, true, at(ws.stats(uint32_t(c), firstHead)), group * 2 * kA,
+        BufferKind::AttentionWorkspace);
 }
 
 void AccessListBuilder::gateUp() {
@@ -233,8 +206,7 @@ void AccessListBuilder::run() {
   case Opcode::Embed: return embed();
   case Opcode::Gemv: return gemv(false);
   case Opcode::LmHead: return gemv(true);
-  case Opcode::AttentionScores: return attention(false);
-  case Opcode::AttentionValues: return attention(true);
+  case Opcode::Attention: return attention();
   case Opcode::GateUp: return gateUp();
   case Opcode::FfnPartial: return ffnPartial();
   case Opcode::ReduceResidual: return reduceResidual();

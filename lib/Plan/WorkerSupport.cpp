@@ -56,8 +56,7 @@ std::string problem(const TaskRecord &t, const WorkerLimits &limits, const Strea
     if (misaligned(t.weight) || misaligned(t.norm))
       return "a weight or norm scale is not " + std::to_string(vectorBytes) + "-byte aligned";
     break;
-  case Opcode::AttentionScores:
-  case Opcode::AttentionValues: {
+  case Opcode::Attention: {
     const HeadGeometry &g = t.geometry;
     if (g.group() > limits.maxGroup)
       return std::to_string(g.heads) + " query heads over " + std::to_string(g.kvHeads) +

@@ -91,11 +91,11 @@ struct AttentionShape {
   plan::AttentionWorkspace ws;
 };
 
-AttentionShape attentionShape(const TaskContext &c, const TaskRecord &t) {
+AttentionShape attentionShape(const TaskRecord &t) {
   const plan::HeadGeometry &g = t.geometry;
   return AttentionShape{g.headDim,   g.group(),  g.qRows(),
                         g.kvRows(),  t.aux[1],   g.chunks,
-                        plan::AttentionWorkspace::of(g, c.plan->model.maxContext)};
+                        plan::AttentionWorkspace::of(g)};
 }
 
 /// This step's key for kv head g, rotated and rounded to bf16 (as the cache
@@ -148,20 +148,35 @@ void cpu::runEmbed(const TaskContext &c, const TaskRecord &t) {
 }
 
 namespace {
-/// The Gemv input: one vector, or the sum of the attention chunks' partials.
+/// The Gemv input: one vector, or the attention chunks' partials merged by
+/// their statistics (TaskRecord.h).
 void gemvInput(const TaskContext &c, const TaskRecord &t, std::vector<float> &x) {
   uint32_t k = t.aux[0];
   const float *in = arenaF32(c, t.in[0]);
-  if (!(t.flags & plan::kFlagMergeChunks)) {
+  if (!(t.flags & plan::kFlagMergeChunks) || !c.longMode) {
     normalizeInput(c, t, in, k, x);
     return;
   }
-  uint32_t chunks = c.longMode ? t.geometry.chunks : 1;
-  std::vector<float> sum(in, in + k);
-  for (uint32_t ch = 1; ch < chunks; ++ch)
-    for (uint32_t i = 0; i < k; ++i)
-      sum[i] += in[uint64_t(ch) * k + i];
-  normalizeInput(c, t, sum.data(), k, x);
+  const plan::HeadGeometry &g = t.geometry;
+  const plan::AttentionWorkspace ws = plan::AttentionWorkspace::of(g);
+  std::vector<float> merged(k), weights(g.chunks);
+  for (uint32_t h = 0; h < g.heads; ++h) {
+    float m = -INFINITY, l = 0;
+    for (uint32_t ch = 0; ch < g.chunks; ++ch)
+      m = std::max(m, in[ws.stats(ch, h)]);
+    for (uint32_t ch = 0; ch < g.chunks; ++ch) {
+      const float *st = in + ws.stats(ch, h);
+      weights[ch] = st[1] * std::exp(st[0] - m);
+      l += weights[ch];
+    }
+    for (uint32_t i = 0; i < g.headDim; ++i) {
+      float sum = 0;
+      for (uint32_t ch = 0; ch < g.chunks; ++ch)
+        sum += weights[ch] * in[ws.partials(ch, h) + i];
+      merged[h * g.headDim + i] = sum / l;
+    }
+  }
+  normalizeInput(c, t, merged.data(), k, x);
 }
 } // namespace
 
@@ -217,8 +232,8 @@ void cpu::runLmHead(const TaskContext &c, const TaskRecord &t) {
   reinterpret_cast<plan::Candidate *>(c.arena + t.out[1])[t.aux[1]] = best;
 }
 
-void cpu::runAttentionScores(const TaskContext &c, const TaskRecord &t) {
-  AttentionShape s = attentionShape(c, t);
+void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
+  AttentionShape s = attentionShape(t);
   const float *params = &c.plan->params[t.param];
   float scale = params[0];
   const float *invFreq = params + 1;
@@ -236,53 +251,23 @@ void cpu::runAttentionScores(const TaskContext &c, const TaskRecord &t) {
   int32_t je = c.longMode ? int32_t(int64_t(s.chunk + 1) * ctx / s.chunks) : ctx;
   float *ws = arenaF32(c, t.out[0]);
   const float *qkv = arenaF32(c, t.in[0]);
-  std::vector<float> q(s.headDim), weights(je - jb);
+  std::vector<float> q(s.headDim), scores(je - jb), weights(je - jb);
   for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {
     std::copy(qkv + h * s.headDim, qkv + (h + 1) * s.headDim, q.begin());
     rope(invFreq, c.pos, q.data(), s.headDim);
-    float *scores = ws + s.ws.scores(h);
     float m = -INFINITY;
     for (int32_t j = jb; j < je; ++j) {
-      scores[j] = score(c, t, s, q.data(), kNow, j, scale);
-      m = std::max(m, scores[j]);
+      scores[j - jb] = score(c, t, s, q.data(), kNow, j, scale);
+      m = std::max(m, scores[j - jb]);
     }
     float l = 0;
     for (int32_t j = jb; j < je; ++j)
-      l += std::exp(scores[j] - m);
-    if (c.longMode) {
-      ws[s.ws.stats(s.chunk, h)] = m;
-      ws[s.ws.stats(s.chunk, h) + 1] = l;
-      continue;
-    }
-    // Short mode: the whole attention of this head, here.
+      l += std::exp(scores[j - jb] - m);
     for (int32_t j = jb; j < je; ++j)
-      weights[j - jb] = std::exp(scores[j] - m) / l;
-    weightedValues(c, t, s, weights.data(), jb, je, ws + s.ws.partials(0, h));
-  }
-}
-
-void cpu::runAttentionValues(const TaskContext &c, const TaskRecord &t) {
-  if (!c.longMode)
-    return;
-  AttentionShape s = attentionShape(c, t);
-  int32_t ctx = c.pos + 1;
-  int32_t jb = int32_t(int64_t(s.chunk) * ctx / s.chunks);
-  int32_t je = int32_t(int64_t(s.chunk + 1) * ctx / s.chunks);
-  float *ws = arenaF32(c, t.out[0]);
-  std::vector<float> weights(je - jb);
-  for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {
-    float m = -INFINITY;
-    for (uint32_t ch = 0; ch < s.chunks; ++ch)
-      m = std::max(m, ws[s.ws.stats(ch, h)]);
-    float l = 0;
-    for (uint32_t ch = 0; ch < s.chunks; ++ch) {
-      const float *st = ws + s.ws.stats(ch, h);
-      l += st[1] * std::exp(st[0] - m);
-    }
-    const float *scores = ws + s.ws.scores(h);
-    for (int32_t j = jb; j < je; ++j)
-      weights[j - jb] = std::exp(scores[j] - m) / l;
+      weights[j - jb] = std::exp(scores[j - jb] - m) / l;
     weightedValues(c, t, s, weights.data(), jb, je, ws + s.ws.partials(s.chunk, h));
+    ws[s.ws.stats(s.chunk, h)] = m;
+    ws[s.ws.stats(s.chunk, h) + 1] = l;
   }
 }
 

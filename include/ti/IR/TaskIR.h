@@ -64,8 +64,7 @@ enum class StageKind : uint8_t {
   Gemv,            // y = W x over stacked matrices (+ fused norm and epilogues).
   Rope,            // Removed by fuse-epilogues (into Attention).
   Attention,       // Replaced by split-attention.
-  AttentionScores,
-  AttentionValues,
+  AttentionChunks, // Attention over chunks of the context, one task per (kv head, chunk).
   SiluMul,         // Removed by fuse-epilogues (into the gate/up Gemv).
   Add,             // Removed by fuse-epilogues (a residual of a Gemv).
   Argmax,          // Removed by fuse-epilogues (candidates of the lm_head).

@@ -7,9 +7,11 @@
 // the CPU executor and the CUDA worker (which index it): host and device code
 // alike. Offsets are in f32 elements from the workspace's start.
 //
-//   scores   [heads][maxContext]     a row of scores per query head
-//   stats    [chunks][heads][2]      (max, sum of exp) per chunk and head
-//   partials [chunks][heads][headDim]  each chunk's weighted values
+//   partials [chunks][heads][headDim]  each chunk's attention output
+//   stats    [chunks][heads][2]        (max, sum of exp) per chunk and head
+//
+// The partials come first, so that the projection's in[0] is the workspace's
+// start and the chunks' statistics follow its C * heads * headDim inputs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_PLAN_ATTENTIONLAYOUT_H
@@ -23,32 +25,26 @@
 namespace ti::plan {
 
 struct AttentionWorkspace {
-  uint32_t heads, headDim, chunks, maxContext;
+  uint32_t heads, headDim, chunks;
 
-  /// The workspace of a layer of this geometry in a plan of `maxContext` positions.
-  TI_HOST_DEVICE static constexpr AttentionWorkspace of(const HeadGeometry &g,
-                                                        uint32_t maxContext) {
-    return AttentionWorkspace{g.heads, g.headDim, g.chunks, maxContext};
+  /// The workspace of a layer of this geometry.
+  TI_HOST_DEVICE static constexpr AttentionWorkspace of(const HeadGeometry &g) {
+    return AttentionWorkspace{g.heads, g.headDim, g.chunks};
   }
 
-  /// Head `head`'s scores (maxContext of them).
-  TI_HOST_DEVICE constexpr uint64_t scores(uint32_t head) const {
-    return uint64_t(head) * maxContext;
+  /// Chunk `chunk`'s output of head `head` (headDim of them); partials(c, 0)
+  /// is where chunk c's whole output (heads x headDim) starts.
+  TI_HOST_DEVICE constexpr uint64_t partials(uint32_t chunk, uint32_t head) const {
+    return (uint64_t(chunk) * heads + head) * headDim;
   }
   /// Chunk `chunk`'s (max, sum) of head `head`.
   TI_HOST_DEVICE constexpr uint64_t stats(uint32_t chunk, uint32_t head) const {
-    return uint64_t(heads) * maxContext + (uint64_t(chunk) * heads + head) * 2;
+    return uint64_t(chunks) * heads * headDim + (uint64_t(chunk) * heads + head) * 2;
   }
   /// Elements from one chunk's stats of a head to the next chunk's.
   TI_HOST_DEVICE constexpr uint32_t statsStride() const { return 2 * heads; }
-  /// Chunk `chunk`'s weighted values of head `head` (headDim of them);
-  /// partials(c, 0) is where chunk c's whole output (heads x headDim) starts.
-  TI_HOST_DEVICE constexpr uint64_t partials(uint32_t chunk, uint32_t head) const {
-    return uint64_t(heads) * maxContext + uint64_t(chunks) * heads * 2 +
-           (uint64_t(chunk) * heads + head) * headDim;
-  }
   /// Elements of the whole workspace.
-  TI_HOST_DEVICE constexpr uint64_t elements() const { return partials(chunks, 0); }
+  TI_HOST_DEVICE constexpr uint64_t elements() const { return stats(chunks, 0); }
 };
 
 } // namespace ti::plan

@@ -128,8 +128,7 @@ TI_HOST_DEVICE constexpr uint32_t streamSegmentCount(Opcode opcode) {
   case Opcode::Nop:
   case Opcode::SelectToken:
   case Opcode::Embed:
-  case Opcode::AttentionScores:
-  case Opcode::AttentionValues:
+  case Opcode::Attention:
   case Opcode::ReduceResidual: return 0;
   }
   return 0;

@@ -29,17 +29,20 @@
 //               out[0]. aux[0] = hidden, aux[1] = vocab (the table's rows).
 // Gemv          y = W x' over rows [rowBegin, rowEnd) of a row-major bf16 matrix
 //               whose row rowBegin starts at `weight` (K = aux[0] columns):
-//                 x  = f32[K] at in[0]; with kFlagMergeChunks, x[k] = sum over
-//                      c < C' of f32 in[0][c*K + k], C' = C in long mode and 1
-//                      in short mode (the attention partials of a layer whose
-//                      geometry.chunks is C);
+//                 x  = f32[K] at in[0]; with kFlagMergeChunks, in[0] is an
+//                      attention workspace of the task's geometry (below) and
+//                      x is its merged output: in short mode partials[0];
+//                      in long mode, for each head h (x[h*D + d]), with the
+//                      chunks' stats (m_c, l_c) of h, M = max_c m_c,
+//                      w_c = l_c * exp(m_c - M), x = sum_c w_c * partials[c][h]
+//                      / sum_c w_c (chunks in order);
 //                 x' = x * rsqrt(mean(x^2) + eps) * scale if norm != kNone
 //                      (scale bf16[K] at `norm`, eps = params[param]), else x;
 //                 y[i] = dot(W[i], x') (+ f32 in[1][i] with kFlagResidual),
 //                      written to f32 out[0][i];
 //               with kFlagVCache, rows i >= aux[1] are also written, as bf16,
 //               to the V cache row `pos` at out[1]: bf16 out[1][pos*KV + i - aux[1]].
-// AttentionScores  One task per (kv head g = aux[0], chunk c = aux[1] < C).
+// Attention     One task per (kv head g = aux[0], chunk c = aux[1] < C).
 //               in[0] = the stacked q|k|v vector (f32[Q+2KV]);
 //               in[1] = this layer's K cache, in[2] its V cache (bf16[maxCtx][KV]);
 //               out[0] = the attention workspace (below); out[1] = the K cache
@@ -47,19 +50,16 @@
 //               inverse frequencies. RoPE rotates pairs (i, i + D/2) by angle
 //               float(pos) * invFreq[i]. The chunk-0 task writes bf16(rot(k_g))
 //               to K cache row pos; a task that needs position pos uses that
-//               bf16-rounded key itself and never reads row pos of the K cache.
-//               Short mode: task c = 0 does the whole attention of its G heads in
-//               one pass (scores over [0, ctx) into the workspace's scores,
-//               softmax, values from the V cache) and writes partials[0]; tasks
-//               c > 0 do nothing. Long mode: positions [c*ctx/C, (c+1)*ctx/C);
-//               writes scores[h][j] and stats[c][h] = (max_j s, sum_j exp(s - max)).
-// AttentionValues  Same aux and fields. Long mode only (nothing in short mode):
-//               for each head h of group g, M = max over c' of stats[c'][h].max,
-//               L = sum over c' (in order) of stats[c'][h].sum * exp(max - M);
-//               partials[c][h] = sum over its chunk's j of exp(s_j - M) / L * V[j].
+//               bf16-rounded key and bf16(v_g) of in[0] itself, and never
+//               reads row pos of the caches' (the V row may equal it: the
+//               q+k+v Gemv writes it, kFlagVCache).
+//               Positions: [0, ctx) for task c = 0 in short mode (tasks c > 0
+//               do nothing), [c*ctx/C, (c+1)*ctx/C) in long mode. For each head
+//               h of group g over the task's positions j: s_j = scale * q_h.k_j,
+//               m = max_j s_j, l = sum_j exp(s_j - m); writes partials[c][h] =
+//               sum_j exp(s_j - m) / l * V[j] and stats[c][h] = (m, l).
 //               The workspace's layout is AttentionWorkspace (AttentionLayout.h):
-//               f32 scores [H][maxCtx], then stats [C][H][2], then partials
-//               [C][H][D].
+//               f32 partials [C][H][D], then stats [C][H][2].
 // FfnPartial    Units (intermediate rows) u in [rowBegin, rowEnd), n of them. x =
 //               f32[H] at in[0] (H = aux[0]), normalised with the scale at `norm`
 //               and eps = params[param]. `weight` holds three bf16 [n][H] blocks:
@@ -83,8 +83,8 @@
 //               makes the candidate (NaN, that row).
 //
 // `geometry` is all zero in the tasks that do not use it; the attention tasks
-// use all four fields, a kFlagVCache Gemv kvHeads and headDim (the V row's
-// width), a kFlagMergeChunks Gemv chunks.
+// and a kFlagMergeChunks Gemv use all four fields (the merging Gemv its
+// attention's), a kFlagVCache Gemv kvHeads and headDim (the V row's width).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_PLAN_TASKRECORD_H

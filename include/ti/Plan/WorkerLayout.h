@@ -8,7 +8,7 @@
 //   LmHead           x'[K], reused for the warps' best rows (3 words each)
 //   GateUp           x'[K] | gate[n] (the gate rows' dot products)
 //   FfnPartial       x'[H] | act[n] | down partials[G][H] (G > 1)
-//   Attention*       q'[group * D] | k'[D] | v[D] | per-warp state[warps][D + 2]
+//   Attention        q'[group * D] | k'[D] | v[D] | states[warps][heads a lane][D + 2]
 //   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
 //
 // and then, in a Stream plan whose rows are cut into parts (Execution.h:
@@ -86,21 +86,31 @@ TI_HOST_DEVICE constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units, ui
   return l;
 }
 
-/// The attention ops' regions (of the task's layer's geometry): rotated
-/// queries of the group, the current key and value, and each warp's state: its
-/// partial sums of the weighted values, then (short mode) its running max and
-/// sum of the softmax.
+/// The query heads of a group whose online softmax one attention lane keeps
+/// in registers (D/8 + 2 floats a head, beside its K/V rows in flight), in a
+/// worker of `threads` task threads: the Stream worker's (168 registers a
+/// thread) keep the whole group, so that each K/V row is loaded once; the Plain
+/// worker's (64) keep one, and its warps split the group's heads among them.
+TI_HOST_DEVICE constexpr uint32_t attentionHeadsPerLane(uint32_t threads, uint32_t group) {
+  return threads <= kStreamConsumerThreads ? group : 1u;
+}
+
+/// The attention op's regions (of the task's layer's geometry): rotated
+/// queries of the group, the current key and value, and each warp's online
+/// softmax states, one per head its lanes keep (attentionHeadsPerLane): the
+/// weighted sums of the values (D), then the running max and sum.
 struct AttentionLayout {
-  uint32_t qAt, kAt, vAt, partialsAt, partialsStride, floats;
+  uint32_t qAt, kAt, vAt, statesAt, stateStride, headsPerLane, floats;
 };
-TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, uint32_t warps) {
+TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, uint32_t threads) {
   AttentionLayout l{};
   l.qAt = 0;
   l.kAt = alignFloats(g.group() * g.headDim);
   l.vAt = l.kAt + alignFloats(g.headDim);
-  l.partialsAt = l.vAt + alignFloats(g.headDim);
-  l.partialsStride = g.headDim + 2;
-  l.floats = l.partialsAt + warps * l.partialsStride;
+  l.statesAt = l.vAt + alignFloats(g.headDim);
+  l.stateStride = g.headDim + 2;
+  l.headsPerLane = attentionHeadsPerLane(threads, g.group());
+  l.floats = l.statesAt + threads / 32 * l.headsPerLane * l.stateStride;
   return l;
 }
 
@@ -115,9 +125,8 @@ TI_HOST_DEVICE constexpr uint32_t opFloatsFor(const TaskRecord &t, uint32_t thre
     return alignFloats(t.aux[0]) + alignFloats(t.rowEnd - t.rowBegin);
   case Opcode::FfnPartial:
     return ffnLayout(t.aux[0], t.rowEnd - t.rowBegin, threads).floats;
-  case Opcode::AttentionScores:
-  case Opcode::AttentionValues:
-    return attentionLayout(t.geometry, threads / 32).floats;
+  case Opcode::Attention:
+    return attentionLayout(t.geometry, threads).floats;
   case Opcode::ReduceResidual: {
     const uint64_t staged = uint64_t(t.aux[1]) * (t.rowEnd - t.rowBegin);
     return staged <= kReduceStagedFloats ? static_cast<uint32_t>(staged) : 0u;

@@ -78,26 +78,25 @@ static_assert(kVector == 8, "the ops unpack a load as Bf16x8");
 constexpr uint32_t kSliceVectors = 8;
 /// Independent 16-byte loads a lane issues before using the first (GEMV rows).
 constexpr uint32_t kLoadsInFlight = 2;
-/// Short-mode attention: the positions per lane group whose K/V rows are in
-/// flight together (registers: 8 words per position; the Plain worker's 64
-/// registers hold fewer).
-constexpr uint32_t kShortRowsAhead = kStreamed ? 4 : 1;
-/// Long-mode attention: the positions per lane group whose K or V rows are in
-/// flight together (the Stream worker has a quarter of the Plain worker's
-/// threads, and the registers for more loads each).
-constexpr uint32_t kLongRowsAhead = kStreamed ? 4 : 1;
+/// Attention: the positions per lane group whose K and V rows are in flight
+/// together, each issued a round ahead (registers: 8 words per position; the
+/// Plain worker's 64 registers hold one).
+constexpr uint32_t kAttentionRowsAhead = kStreamed ? 4 : 1;
 /// The Stream worker's producer, paused while its consumers wait at a grid
 /// barrier, reads their word this often.
 constexpr uint32_t kPausePollNanoseconds = 100;
 /// Chunks of the attention partials whose loads a thread issues together when
-/// it merges them (two 16-byte loads each): the register budget decides.
-constexpr uint32_t kMergeBatch = kStreamed ? 8 : 2;
+/// it merges them (two 16-byte loads and the chunk's statistics each): the
+/// register budget decides (2 spilled the Plain worker's 64).
+constexpr uint32_t kMergeBatch = kStreamed ? 8 : 1;
 using plan::kFfnColumnPasses;
 using plan::kReduceStagedFloats;
-/// Query heads per kv head (G) the attention ops handle: they keep two softmax
-/// statistics per head of the group in registers (Llama 3 has G = 3 or 4;
-/// 8 would spill).
+/// Query heads per kv head (G) the attention op handles: the Stream worker's
+/// lanes keep an online softmax per head of the group in registers (Llama 3
+/// has G = 3 or 4; 8 would spill).
 constexpr uint32_t kMaxGroup = 4;
+/// Heads a lane keeps an online softmax for (WorkerLayout.h), at most.
+constexpr uint32_t kHeadsPerLane = plan::attentionHeadsPerLane(kThreads, kMaxGroup);
 /// Static shared memory the worker may use besides the dynamic array.
 constexpr uint32_t kStaticSharedBytes = 1024;
 /// The smallest opt-in shared memory per block of the supported GPUs (sm_86:
@@ -126,7 +125,7 @@ TI_HOST_DEVICE constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units) {
   return plan::ffnLayout(hidden, units, kThreads);
 }
 TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const plan::HeadGeometry &g) {
-  return plan::attentionLayout(g, kWarps);
+  return plan::attentionLayout(g, kThreads);
 }
 /// Where a task's row partials start in its dynamic shared memory.
 TI_HOST_DEVICE constexpr uint32_t rowPartialsAt(const plan::TaskRecord &t) {

@@ -64,7 +64,7 @@ Plan smallPlan() {
 
 TEST(PlanTextPrinter, SmallPlan) {
   EXPECT_EQ(text(smallPlan()),
-            "plan format_version=2\n"
+            "plan format_version=3\n"
             "model tiny vocab=256 hidden=64 ffn=128 layers=2 heads=4 kv_heads=2 head_dim=16 "
             "max_context=128 bos=1 eos=[2, 3] rms_eps=1e-05\n"
             "target h200 arch=sm_90 workers=132 threads_per_worker=256 max_registers=128 "
@@ -97,7 +97,7 @@ TEST(PlanTextPrinter, SmallPlan) {
 
 TEST(PlanTextPrinter, EmptyPlan) {
   EXPECT_EQ(text(Plan()),
-            "plan format_version=2\n"
+            "plan format_version=3\n"
             "model \"\" vocab=0 hidden=0 ffn=0 layers=0 heads=0 kv_heads=0 head_dim=0 "
             "max_context=0 bos=-1 eos=[] rms_eps=0\n"
             "target \"\" arch=\"\" workers=0 threads_per_worker=0 max_registers=0 "
@@ -121,12 +121,12 @@ std::string taskLines(const Plan &plan) {
 TEST(PlanTextPrinter, AttentionTasksShowTheirHeadChunkAndGeometry) {
   Plan p = smallPlan();
   // clang-format off
-  p.tasks = {{uint16_t(Opcode::AttentionScores), 0, 1, 3, 1, 0, 0, 1, kNone, 0, kNone,
+  p.tasks = {{uint16_t(Opcode::Attention), 0, 1, 3, 1, 0, 0, 1, kNone, 0, kNone,
               {256, 1024, 1024}, {0, 1024}, {1, 2}, {4, 2, 16, 4}}};
   // clang-format on
   EXPECT_EQ(taskLines(p), "wave 0 embed barrier=grid tasks=0\n"
                           "wave 1 layer0.qkv barrier=grid_if_long tasks=1\n"
-                          "  task 3.0 attention_scores layer=1 in=qkv.0+0,v.0+0,v.0+0 "
+                          "  task 3.0 attention layer=1 in=qkv.0+0,v.0+0,v.0+0 "
                           "out=x.0+0,v.0+0 aux=1,2 heads=4 kv_heads=2 head_dim=16 chunks=4 "
                           "param=1\n");
 }

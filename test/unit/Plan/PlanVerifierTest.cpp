@@ -40,7 +40,7 @@ void sortTasks(Plan &p) {
 }
 
 // Waves of the tiny plan.
-enum : uint16_t { kSelect, kEmbed, kQkv, kScores, kValues, kWo, kFfn, kReduce, kLmHead };
+enum : uint16_t { kSelect, kEmbed, kQkv, kAttention, kWo, kFfn, kReduce, kLmHead };
 
 // Arena offsets of the tiny plan's buffers.
 constexpr uint64_t kSlots = 0, kPrompt = 256, kState = 512, kCandidates = 1024, kX0 = 1280,
@@ -102,7 +102,7 @@ Plan tinyPlan() {
                {"qkv", BufferKind::Activation, kQkvOut, 128},
                {"k_cache0", BufferKind::KCache, kKCache, 128},
                {"v_cache0", BufferKind::VCache, kVCache, 128},
-               {"attn_ws", BufferKind::AttentionWorkspace, kWorkspace, 224},
+               {"attn_ws", BufferKind::AttentionWorkspace, kWorkspace, 160},
                {"x1", BufferKind::Activation, kX1, 64},
                {"ffn_partials", BufferKind::Partials, kPartials, 256},
                {"x2", BufferKind::Activation, kX2, 64},
@@ -112,8 +112,7 @@ Plan tinyPlan() {
   p.waves = {{"select", BarrierKind::None},
              {"embed", BarrierKind::Grid},
              {"layer0.qkv", BarrierKind::Grid},
-             {"layer0.attention_scores", BarrierKind::GridIfLong},
-             {"layer0.attention_values", BarrierKind::Grid},
+             {"layer0.attention", BarrierKind::Grid},
              {"layer0.wo", BarrierKind::Grid},
              {"layer0.ffn", BarrierKind::Grid},
              {"layer0.reduce", BarrierKind::Grid},
@@ -162,9 +161,8 @@ Plan tinyPlan() {
     q.geometry = {0, 1, 8, 0}; // A V row: 1 kv head of 8.
     p.tasks.push_back(q);
 
-    // Scores of chunks 0, 1 on workers 0, 1; values of chunks 0, 1 on 2, 3.
-    TaskRecord a = makeTask(w < 2 ? Opcode::AttentionScores : Opcode::AttentionValues, w,
-                            w < 2 ? kScores : kValues);
+    // Attention of chunks 0, 1 on workers 0, 1; workers 2, 3 have none.
+    TaskRecord a = makeTask(Opcode::Attention, w, kAttention);
     a.layer = 0;
     a.param = 1;
     a.in[0] = kQkvOut;
@@ -175,7 +173,8 @@ Plan tinyPlan() {
     a.aux[0] = 0;
     a.aux[1] = w % 2;
     a.geometry = {2, 1, 8, 2};
-    p.tasks.push_back(a);
+    if (w < 2)
+      p.tasks.push_back(a);
 
     TaskRecord o = makeTask(Opcode::Gemv, w, kWo);
     o.layer = 0;
@@ -184,11 +183,11 @@ Plan tinyPlan() {
     o.rowEnd = 4 * w + 4;
     o.weight = 2304 + 4 * w * 32;
     o.weightBytes = 128;
-    o.in[0] = kWorkspace + 64 + 32; // The partials, after scores and stats.
+    o.in[0] = kWorkspace; // The partials, then their stats.
     o.in[1] = kX0;
     o.out[0] = kX1;
     o.aux[0] = 16;
-    o.geometry = {0, 0, 0, 2}; // The partials of 2 chunks.
+    o.geometry = {2, 1, 8, 2}; // Its attention's.
     p.tasks.push_back(o);
 
     TaskRecord f = makeTask(Opcode::FfnPartial, w, kFfn);
@@ -244,11 +243,13 @@ size_t findTask(const Plan &p, Opcode op, uint16_t worker) {
 
 TaskRecord &taskOf(Plan &p, Opcode op, uint16_t worker) { return p.tasks[findTask(p, op, worker)]; }
 
-/// Worker `worker`'s output projection (its second gemv, after qkv and attention).
+/// Worker `worker`'s output projection (its second gemv, after qkv).
 TaskRecord &woOf(Plan &p, uint16_t worker) {
-  TaskRecord &wo = p.tasks[findTask(p, Opcode::Gemv, worker) + 2];
-  EXPECT_EQ(wo.wave, kWo);
-  return wo;
+  size_t i = findTask(p, Opcode::Gemv, worker) + 1;
+  while (i < p.tasks.size() && p.tasks[i].wave != kWo)
+    ++i;
+  EXPECT_LT(i, p.tasks.size());
+  return p.tasks[i];
 }
 
 /// How the verifier names a task, for the messages below.
@@ -334,33 +335,39 @@ TEST(PlanVerifierTest, MessagesNameTheTaskAndWave) {
 
 TEST(PlanVerifierTest, AttentionAccessesDependOnMode) {
   Plan p = tinyPlan();
-  const TaskRecord &scores1 = taskOf(p, Opcode::AttentionScores, 1);
-  const TaskRecord &values0 = taskOf(p, Opcode::AttentionValues, 2);
-  EXPECT_TRUE(taskAccesses(p, scores1, StepMode::Short).empty()); // Chunk 0 does it all.
-  EXPECT_TRUE(taskAccesses(p, values0, StepMode::Short).empty());
+  const TaskRecord &chunk1 = taskOf(p, Opcode::Attention, 1);
+  EXPECT_TRUE(taskAccesses(p, chunk1, StepMode::Short).empty()); // Chunk 0 does it all.
 
-  std::vector<Access> longScores = taskAccesses(p, scores1, StepMode::Long);
-  auto chunked = std::find_if(longScores.begin(), longScores.end(),
-                              [](const Access &a) { return a.kind == AccessKind::ChunkedRows; });
-  ASSERT_NE(chunked, longScores.end());
-  EXPECT_TRUE(chunked->write);
-  EXPECT_EQ(chunked->chunk, 1u);
-  EXPECT_EQ(chunked->chunks, 2u);
-  EXPECT_EQ(chunked->begin, kWorkspace);
-  EXPECT_EQ(chunked->end, kWorkspace + 2 * 8 * 4); // Both heads' rows, all positions.
-  // Only chunk 0 stores the key at pos.
-  EXPECT_TRUE(std::none_of(longScores.begin(), longScores.end(),
+  // Long mode: chunk 1 writes its partials and stats, and only chunk 0 stores
+  // the key at pos.
+  std::vector<Access> longChunk = taskAccesses(p, chunk1, StepMode::Long);
+  std::vector<std::pair<uint64_t, uint64_t>> writes;
+  for (const Access &a : longChunk)
+    if (a.write)
+      writes.push_back({a.begin, a.end});
+  EXPECT_EQ(writes, (std::vector<std::pair<uint64_t, uint64_t>>{
+                        {kWorkspace + 64, kWorkspace + 128}, {kWorkspace + 144, kWorkspace + 160}}));
+  EXPECT_TRUE(std::none_of(longChunk.begin(), longChunk.end(),
                            [](const Access &a) { return a.kind == AccessKind::CacheRow; }));
-
-  // The last chunk's values include the row this step wrote.
-  std::vector<Access> lastValues =
-      taskAccesses(p, taskOf(p, Opcode::AttentionValues, 3), StepMode::Long);
-  auto history = std::find_if(lastValues.begin(), lastValues.end(),
-                              [](const Access &a) { return a.kind == AccessKind::CacheHistory; });
-  ASSERT_NE(history, lastValues.end());
+  // The values include the row this step's q+k+v wrote.
+  auto history = std::find_if(longChunk.begin(), longChunk.end(), [](const Access &a) {
+    return a.kind == AccessKind::CacheHistory && a.operand == Operand::In2;
+  });
+  ASSERT_NE(history, longChunk.end());
   EXPECT_TRUE(history->includesCurrentRow);
   EXPECT_EQ(history->cacheBase, kVCache);
   EXPECT_EQ(history->rowBytes, 16u);
+
+  // The projection reads partials[0] in short mode, every chunk's partials and
+  // stats in long mode.
+  auto mergedInput = [&](StepMode mode) {
+    for (const Access &a : taskAccesses(p, woOf(p, 2), mode))
+      if (a.operand == Operand::In0)
+        return std::pair(a.begin, a.end);
+    return std::pair(uint64_t(0), uint64_t(0));
+  };
+  EXPECT_EQ(mergedInput(StepMode::Short), std::pair(kWorkspace, kWorkspace + 64));
+  EXPECT_EQ(mergedInput(StepMode::Long), std::pair(kWorkspace, kWorkspace + 160));
 }
 
 TEST(PlanVerifierTest, TwoWritersOfOneRow) {
@@ -403,11 +410,11 @@ TEST(PlanVerifierTest, OperandInWrongBufferKind) {
 
 TEST(PlanVerifierTest, ReadBeforeWrite) {
   Plan p = tinyPlan();
-  size_t wo = findTask(p, Opcode::Gemv, 1) + 2; // Worker 1's wo, after its qkv and scores.
+  size_t wo = findTask(p, Opcode::Gemv, 1) + 2; // Worker 1's wo, after its qkv and attention.
   ASSERT_EQ(p.tasks[wo].wave, kWo);
-  p.tasks[wo].in[1] = kX2; // Reduce writes x2 later, in wave 7.
+  p.tasks[wo].in[1] = kX2; // Reduce writes x2 later, in wave 6.
   EXPECT_TRUE(hasError(p, {"task #" + std::to_string(wo) +
-                           " (gemv on worker 1, wave 5 'layer0.wo')"
+                           " (gemv on worker 1, wave 4 'layer0.wo')"
                            " reads x2[+16, +16) before any task writes it"}));
 }
 
@@ -427,23 +434,23 @@ TEST(PlanVerifierTest, MissingBarrier) {
 
 TEST(PlanVerifierTest, GuardedBarrierNeededInShortMode) {
   Plan p = tinyPlan();
-  // In short mode the scores task writes partials[0] and wo reads it two waves
-  // later: with both barriers guarded, nothing orders them.
-  p.waves[kValues].barrier = BarrierKind::GridIfLong;
+  // In short mode chunk 0 writes partials[0] and wo reads it in the next
+  // wave: a barrier in long mode only leaves them unordered.
+  p.waves[kAttention].barrier = BarrierKind::GridIfLong;
   std::vector<std::string> errors = verifyPlanAll(p);
   ASSERT_FALSE(errors.empty());
   for (const std::string &e : errors)
     EXPECT_NE(e.find("(short mode)"), std::string::npos) << e;
-  EXPECT_TRUE(hasError(p, {"wave 5 'layer0.wo') reads attn_ws[+96, +",
-                           "written by " + named(p, Opcode::AttentionScores, 0),
-                           "missing barrier between wave 3 and wave 5 (short mode)"}));
+  EXPECT_TRUE(hasError(p, {"wave 4 'layer0.wo') reads attn_ws[+0, +",
+                           "written by " + named(p, Opcode::Attention, 0),
+                           "missing barrier between wave 3 and wave 4 (short mode)"}));
 }
 
-TEST(PlanVerifierTest, ScoresBarrierNeededInLongMode) {
+TEST(PlanVerifierTest, TheMergeWaitsForEveryChunkInLongMode) {
   Plan p = tinyPlan();
-  // Values read every chunk's stats: a guard-free None breaks long mode only.
-  p.waves[kScores].barrier = BarrierKind::None;
-  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionValues, 2), "reads attn_ws[+64, +16)",
+  // Chunk 1 acts in long mode only; wo then reads its partials and stats.
+  p.waves[kAttention].barrier = BarrierKind::None;
+  EXPECT_TRUE(hasError(p, {"reads attn_ws[+64, +64) written by " + named(p, Opcode::Attention, 1),
                            "missing barrier between wave 3 and wave 4 (long mode)"}));
 }
 
@@ -460,47 +467,53 @@ TEST(PlanVerifierTest, GeometryWhereItIsNotUsed) {
 
 TEST(PlanVerifierTest, InconsistentGeometry) {
   Plan p = tinyPlan();
-  taskOf(p, Opcode::AttentionScores, 0).geometry.heads = 3; // Not a multiple of 1... but of 2:
-  taskOf(p, Opcode::AttentionScores, 0).geometry.kvHeads = 2;
-  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionScores, 0),
+  taskOf(p, Opcode::Attention, 0).geometry.heads = 3; // Not a multiple of 1... but of 2:
+  taskOf(p, Opcode::Attention, 0).geometry.kvHeads = 2;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0),
                            "geometry: 3 heads is not a positive multiple of 2 kv heads"}));
   p = tinyPlan();
-  taskOf(p, Opcode::AttentionValues, 2).geometry.headDim = 7;
-  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionValues, 2),
+  taskOf(p, Opcode::Attention, 1).geometry.headDim = 7;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 1),
                            "geometry: 1 kv heads of dim 7 (both positive, the dim even"}));
   p = tinyPlan();
-  woOf(p, 1).geometry = {0, 0, 0, 5}; // wo merges 5 chunks: above split 4.
+  woOf(p, 1).geometry.chunks = 5; // wo merges 5 chunks: above split 4.
   EXPECT_TRUE(hasError(p, {"geometry: 5 chunks, not 1 to the split context 4"}));
   p = tinyPlan();
-  taskOf(p, Opcode::AttentionScores, 1).aux[1] = 2; // Chunk 2 of 2.
-  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionScores, 1), "is chunk 2 of its 2"}));
+  taskOf(p, Opcode::Attention, 1).aux[1] = 2; // Chunk 2 of 2.
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 1), "is chunk 2 of its 2"}));
 }
 
 TEST(PlanVerifierTest, AWorkspaceHasOneGeometry) {
-  // Values of chunk 1 on worker 3 believe the layer has 2 kv heads of dim 4:
-  // that layout is 160 bytes, the workspace 224.
+  // Chunk 1 on worker 1 believes the layer has 2 kv heads of dim 4: that
+  // layout is 96 bytes, the workspace 160.
   Plan p = tinyPlan();
-  taskOf(p, Opcode::AttentionValues, 3).geometry = {2, 2, 4, 2};
-  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionValues, 3), "out[0]: workspace 'attn_ws'",
-                           "is not the 160 bytes from out[0] that its geometry"}));
-  // 4 heads of dim 4 in 1 chunk, on worker 2 (chunk 0): the same 56 floats
-  // (4 x 8 scores, 4 x 2 stats, 4 x 4 partials against 16 + 8 + 32), so the
+  taskOf(p, Opcode::Attention, 1).geometry = {2, 2, 4, 2};
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 1), "out[0]: workspace 'attn_ws'",
+                           "is not the 96 bytes from out[0] that its geometry"}));
+  // 1 head of dim 8 in 4 chunks, on worker 0 (chunk 0): the same 40 floats
+  // (4 x 8 partials, 4 x 2 stats against 2 x 2 x 8 and 2 x 2 x 2), so the
   // size check passes, but the task would index its layer's workspace as
   // another layer's.
   p = tinyPlan();
-  taskOf(p, Opcode::AttentionValues, 2).geometry = {4, 1, 4, 1};
-  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionValues, 2), "share workspace 'attn_ws' with "
-                           "different geometry (heads 4 over 1 kv heads of dim 4 in 1 chunks"}));
+  taskOf(p, Opcode::Attention, 0).geometry = {1, 1, 8, 4};
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 1), "share workspace 'attn_ws' with "
+                           "different geometry (heads 2 over 1 kv heads of dim 8 in 2 chunks; "
+                           "heads 1 over 1 kv heads of dim 8 in 4 chunks"}));
 }
 
 TEST(PlanVerifierTest, TheOutputProjectionMergesItsLayersPartials) {
   Plan p = tinyPlan();
-  woOf(p, 2).geometry.chunks = 1; // wo on worker 2 would sum chunk 0 only.
-  EXPECT_TRUE(hasError(p, {"merges 1 chunks of 16 values at 'attn_ws'[+96], but its partials are "
-                           "2 chunks of 16 at [+96]"}));
+  woOf(p, 2).geometry.chunks = 1; // wo on worker 2 would take chunk 0 alone.
+  EXPECT_TRUE(hasError(p, {"merges 16 values of geometry (heads 2 over 1 kv heads of dim 8 in 1 "
+                           "chunks) at 'attn_ws'[+0], but its partials are 16 values of geometry "
+                           "(heads 2 over 1 kv heads of dim 8 in 2 chunks) at [+0]"}));
   p = tinyPlan();
-  woOf(p, 0).in[0] -= 32; // The stats, not the partials.
-  EXPECT_TRUE(hasError(p, {"merges 2 chunks of 16 values at 'attn_ws'[+64]"}));
+  woOf(p, 3).geometry.headDim = 4; // Would weight 4 heads of 4 by 2 heads' stats.
+  EXPECT_TRUE(hasError(p, {"merges 16 values of geometry (heads 2 over 1 kv heads of dim 4"}));
+  p = tinyPlan();
+  woOf(p, 0).in[0] += 32; // Chunk 0's second head: the long-mode read runs past the workspace.
+  EXPECT_TRUE(hasError(p, {"(gemv on worker 0, wave 4 'layer0.wo') in[0] A[+2336, +160) is not "
+                           "inside one buffer"}));
 }
 
 TEST(PlanVerifierTest, ACacheHoldsMaxContextRowsOfItsWidth) {
@@ -511,7 +524,7 @@ TEST(PlanVerifierTest, ACacheHoldsMaxContextRowsOfItsWidth) {
   ASSERT_EQ(p.buffers[7].name, "v_cache0");
   EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 3), "out[1]: cache 'v_cache0' has 256 bytes, "
                            "but 8 rows of its 8 values take 128"}));
-  EXPECT_TRUE(hasError(p, {named(p, Opcode::AttentionScores, 0), "in[2]: cache 'v_cache0'"}));
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0), "in[2]: cache 'v_cache0'"}));
 }
 
 TEST(PlanVerifierTest, EndTokens) {
@@ -603,7 +616,7 @@ TEST(PlanVerifierTest, UnknownOpcode) {
   size_t i = findTask(p, Opcode::LmHead, 2);
   p.tasks[i].opcode = 42;
   EXPECT_TRUE(hasError(p, {"task #" + std::to_string(i) +
-                           " (opcode 42 on worker 2, wave 8 'lm_head') has an unknown opcode"}));
+                           " (opcode 42 on worker 2, wave 7 'lm_head') has an unknown opcode"}));
 }
 
 TEST(PlanVerifierTest, UnsortedTasks) {
@@ -620,9 +633,9 @@ TEST(PlanVerifierTest, WorkerWithoutSelectToken) {
 
 TEST(PlanVerifierTest, BadParamIndex) {
   Plan p = tinyPlan();
-  taskOf(p, Opcode::AttentionScores, 0).param = 4; // Needs 5 floats: params[4, 9).
+  taskOf(p, Opcode::Attention, 0).param = 4; // Needs 5 floats: params[4, 9).
   EXPECT_TRUE(hasError(
-      p, {named(p, Opcode::AttentionScores, 0), "param 4 needs params[4, 9), the plan has 8"}));
+      p, {named(p, Opcode::Attention, 0), "param 4 needs params[4, 9), the plan has 8"}));
 }
 
 TEST(PlanVerifierTest, FlagTheOpcodeDoesNotTake) {
@@ -635,7 +648,7 @@ TEST(PlanVerifierTest, FlagTheOpcodeDoesNotTake) {
 TEST(PlanVerifierTest, LastWaveNeedsGridBarrier) {
   Plan p = tinyPlan();
   p.waves.back().barrier = BarrierKind::GridIfLong;
-  EXPECT_TRUE(hasError(p, {"wave 8 'lm_head' is the last", "the step needs a grid barrier"}));
+  EXPECT_TRUE(hasError(p, {"wave 7 'lm_head' is the last", "the step needs a grid barrier"}));
 }
 
 /// 132 workers, a select and an embed wave, then `layers` waves of gemvs, each
@@ -764,5 +777,5 @@ TEST(PlanVerifierTest, TheDownProjectionWaitsForEveryGateUpTask) {
   // a worker's down task may read rows another worker's GateUp has not written.
   Plan p = gateUpPlan();
   p.waves[kFfn].barrier = BarrierKind::None;
-  EXPECT_TRUE(hasError(p, {"(gate_up on worker", "missing barrier between wave 6 and wave 7"}));
+  EXPECT_TRUE(hasError(p, {"(gate_up on worker", "missing barrier between wave 5 and wave 6"}));
 }

@@ -25,7 +25,7 @@ std::string problemOf(const TaskRecord &task, const WorkerLimits &limits = Worke
 }
 
 TaskRecord attention(HeadGeometry g) {
-  TaskRecord t = makeTask(Opcode::AttentionScores, 0);
+  TaskRecord t = makeTask(Opcode::Attention, 0);
   t.in[1] = t.in[2] = t.out[1] = 4096;
   t.geometry = g;
   return t;

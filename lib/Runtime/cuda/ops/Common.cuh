@@ -16,6 +16,8 @@
 #include "../Sync.cuh"
 #include "../WeightStream.cuh"
 
+#include "ti/Plan/AttentionLayout.h"
+
 #include <cstdint>
 
 TI_WORKER_NAMESPACE_BEGIN
@@ -125,10 +127,57 @@ __device__ float blockReduce(float v, Op op, const Scratch &s) {
   return r;
 }
 
-/// x = the input vector (f32[K] at in[0]; with kFlagMergeChunks the sum of its
-/// `chunks` consecutive copies), normalised when the task has a norm:
-/// x' = x * rsqrt(mean(x^2) + eps) * scale. Written to xs[K] (shared); K must
-/// be a multiple of 8. Ends with a block barrier.
+/// One vector of the attention's merged output (TaskRecord.h, Gemv): the
+/// 8 values at `at` of chunk 0's partials, and of each chunk after it
+/// (`chunkStride` floats apart), weighted by the chunks' statistics of their
+/// head (`stats`, `statsStride` floats apart), merged online in chunk order:
+/// the largest max so far is the reference, earlier sums are rescaled when it
+/// grows. Loads are issued kMergeBatch chunks at a time (the folds of one
+/// batch need not wait for the next batch's loads to be issued).
+__device__ __forceinline__ void mergeChunks(const float *at, uint64_t chunkStride,
+                                            const float *stats, uint32_t statsStride,
+                                            uint32_t chunks, float (&x)[kVector]) {
+  float m = kNegativeInfinity, l = 0;
+#pragma unroll
+  for (uint32_t e = 0; e < kVector; ++e)
+    x[e] = 0;
+#pragma unroll 1
+  for (uint32_t c = 0; c < chunks; c += kMergeBatch) {
+    // Past the last chunk a load repeats chunk c (read, never folded in).
+    float4 lo[kMergeBatch], hi[kMergeBatch];
+    float2 st[kMergeBatch];
+#pragma unroll
+    for (uint32_t j = 0; j < kMergeBatch; ++j) {
+      const uint32_t chunk = c + j < chunks ? c + j : c;
+      const float *part = at + chunk * chunkStride;
+      lo[j] = *reinterpret_cast<const float4 *>(part);
+      hi[j] = *reinterpret_cast<const float4 *>(part + 4);
+      st[j] = *reinterpret_cast<const float2 *>(stats + uint64_t(chunk) * statsStride);
+    }
+#pragma unroll
+    for (uint32_t j = 0; j < kMergeBatch; ++j)
+      if (c + j < chunks) {
+        const float top = fmaxf(m, st[j].x);
+        const float mine = expf(m - top); // 0 for the first chunk (m = -inf).
+        const float other = st[j].y * expf(st[j].x - top);
+        const float part[kVector] = {lo[j].x, lo[j].y, lo[j].z, lo[j].w,
+                                     hi[j].x, hi[j].y, hi[j].z, hi[j].w};
+        l = fmaf(l, mine, other);
+#pragma unroll
+        for (uint32_t e = 0; e < kVector; ++e)
+          x[e] = fmaf(other, part[e], x[e] * mine);
+        m = top;
+      }
+  }
+#pragma unroll
+  for (uint32_t e = 0; e < kVector; ++e)
+    x[e] /= l;
+}
+
+/// x = the input vector (f32[K] at in[0]; with kFlagMergeChunks and `chunks`
+/// above 1 the attention chunks' partials merged, TaskRecord.h), normalised
+/// when the task has a norm: x' = x * rsqrt(mean(x^2) + eps) * scale. Written
+/// to xs[K] (shared); K must be a multiple of 8. Ends with a block barrier.
 __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord &t,
                                     WeightStream &ws, uint32_t k, uint32_t chunks, float *xs,
                                     const Scratch &s) {
@@ -146,33 +195,22 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
     if (oneVector && threadIdx.x < k / kVector)
       early = ws.load(norm + uint64_t(threadIdx.x) * kVectorBytes);
   }
+  // The merged chunks' statistics follow their partials (AttentionLayout.h).
+  const plan::AttentionWorkspace merged = plan::AttentionWorkspace::of(t.geometry);
   float squares = 0;
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
-    // Vector v of x: the first copy, plus the other chunks' copies in chunk
-    // order, their loads issued kMergeBatch chunks at a time (the adds of
-    // one chunk need not wait for the next chunk's loads to be issued).
     const float *at = in + v * kVector;
-    float4 lo = *reinterpret_cast<const float4 *>(at);
-    float4 hi = *reinterpret_cast<const float4 *>(at + 4);
-#pragma unroll 1
-    for (uint32_t c = 1; c < chunks; c += kMergeBatch) {
-      // Past the last chunk a load repeats chunk c (read, never added).
-      float4 partLo[kMergeBatch], partHi[kMergeBatch];
-#pragma unroll
-      for (uint32_t j = 0; j < kMergeBatch; ++j) {
-        const float *part = at + uint64_t(c + j < chunks ? c + j : c) * k;
-        partLo[j] = *reinterpret_cast<const float4 *>(part);
-        partHi[j] = *reinterpret_cast<const float4 *>(part + 4);
-      }
-#pragma unroll
-      for (uint32_t j = 0; j < kMergeBatch; ++j)
-        if (c + j < chunks) {
-          lo.x += partLo[j].x, lo.y += partLo[j].y, lo.z += partLo[j].z, lo.w += partLo[j].w;
-          hi.x += partHi[j].x, hi.y += partHi[j].y, hi.z += partHi[j].z, hi.w += partHi[j].w;
-        }
+    float x[kVector];
+    if (chunks > 1) {
+      const uint32_t head = v * kVector / merged.headDim;
+      mergeChunks(at, k, in + merged.stats(0, head), merged.statsStride(), chunks, x);
+    } else {
+      const float4 lo = *reinterpret_cast<const float4 *>(at);
+      const float4 hi = *reinterpret_cast<const float4 *>(at + 4);
+      x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w;
+      x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
     }
-    const float x[kVector] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e) {
       xs[v * kVector + e] = x[e];
