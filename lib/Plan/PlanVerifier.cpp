@@ -28,11 +28,10 @@
 //    four fields; heads x head_dim columns).
 // f. Hazards (if all of the above hold), per mode over one step: the last
 //    wave's grid barrier orders everything across steps. Accesses go to
-//    domains: arena bytes; "row pos" of the caches; one lane per chunk for
-//    ChunkedRows (a lane aliases the arena domain, not the other lanes).
+//    domains: arena bytes; "row pos" of the caches.
 //    Cache history needs no check: nothing in a step writes rows < pos.
 //    1. Single writer: per domain, writes sorted by begin, each checked against
-//       the one reaching furthest before it; lane writes against arena writes.
+//       the one reaching furthest before it.
 //    2. Writes chain into runs: one wave's writes tiling a range back to back.
 //       For each read, the runs overlapping it (binary search; prefix maxima
 //       of run ends bound the walk back). A run of another wave with an active
@@ -648,7 +647,7 @@ struct Item {
   uint64_t begin, end;
   uint32_t task, buffer;
   uint16_t wave, worker;
-  uint32_t domain; // 0: arena bytes, 1: cache row pos, 2 + c: chunk lane c.
+  uint32_t domain; // 0: arena bytes, 1: cache row pos.
   bool write, needsWriter;
 };
 
@@ -701,9 +700,6 @@ struct Domain {
     for (; it != last && it->begin < end; ++it)
       f(*it);
   }
-  template <typename F> void overlapping(uint64_t begin, uint64_t end, F f) const {
-    overlappingRuns(begin, end, [&](const Run &run) { overlappingIn(run, begin, end, f); });
-  }
 };
 
 std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode stepMode) const {
@@ -712,8 +708,7 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
     if (found.size() < maxErrors)
       found.push_back(std::move(message));
   };
-  uint32_t chunks = plan.attentionChunks();
-  std::vector<Domain> domains(2 + chunks);
+  std::vector<Domain> domains(2);
   for (size_t i = 0; i < mode.accesses.size(); ++i) {
     const Access &a = mode.accesses[i];
     if (a.space != Space::Arena || a.extentBegin() >= a.extentEnd())
@@ -725,7 +720,6 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
     Item item{a.begin, a.end, mode.task[i], mode.home[i], t.wave, t.worker, 0, a.write, !carried};
     switch (a.kind) {
     case AccessKind::Plain: break;
-    case AccessKind::ChunkedRows: item.domain = 2 + a.chunk; break;
     case AccessKind::CacheHistory:
       if (!a.includesCurrentRow)
         continue; // Rows < pos: written by earlier steps, by nothing in this one.
@@ -749,8 +743,6 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
     if (it.domain == 1)
       text += " row pos";
     text += span(begin - b.offset, end - b.offset);
-    if (it.domain >= 2)
-      text += " chunk " + num(it.domain - 2) + " of " + num(chunks);
     return text;
   };
 
@@ -772,9 +764,6 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
         furthest = i;
     }
   }
-  for (uint32_t lane = 2; lane < domains.size(); ++lane)
-    for (const Item &w : domains[lane].writes)
-      domains[0].overlapping(w.begin, w.end, [&](const Item &o) { bothWrite(o, w); });
 
   // 2, 3. Every read against the writes it overlaps.
   std::vector<uint32_t> prefix(plan.waves.size() + 1, 0); // Active barriers before wave i.
@@ -794,7 +783,7 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
   for (uint32_t di = 0; di < domains.size() && found.size() < maxErrors; ++di) {
     for (const Item &r : domains[di].reads) {
       covered.clear();
-      auto visit = [&](const Item &w, bool covers) {
+      auto visit = [&](const Item &w) {
         if (w.task == r.task)
           return;
         uint64_t begin = std::max(r.begin, w.begin), end = std::min(r.end, w.end);
@@ -807,8 +796,7 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
               return describe(r.task) + " reads " + where(r, begin, end) + " written by " +
                      describe(w.task);
             });
-          if (covers)
-            covered.push_back({begin, end});
+          covered.push_back({begin, end});
         } else if (w.worker != r.worker && !ordered(r.wave, w.wave)) {
           missingBarrier(r.wave, w.wave, [&] {
             return describe(w.task) + " writes " + where(r, begin, end) + " that " +
@@ -818,23 +806,15 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
       };
       // A run in another wave, ordered with the read's by a barrier, needs no
       // look at its writes (the read's own task is in its own wave).
-      auto visitRun = [&](const Domain &d, const Run &run, bool covers) {
+      const Domain &d = domains[di];
+      d.overlappingRuns(r.begin, r.end, [&](const Run &run) {
         if (run.wave != r.wave && ordered(std::min(run.wave, r.wave), std::max(run.wave, r.wave))) {
-          if (covers && run.wave < r.wave)
+          if (run.wave < r.wave)
             covered.push_back({std::max(r.begin, run.begin), std::min(r.end, run.end)});
           return;
         }
-        d.overlappingIn(run, r.begin, r.end, [&](const Item &w) { visit(w, covers); });
-      };
-      auto visitDomain = [&](const Domain &d, bool covers) {
-        d.overlappingRuns(r.begin, r.end, [&](const Run &run) { visitRun(d, run, covers); });
-      };
-      visitDomain(domains[di], true);
-      if (di >= 2) // A chunk lane also aliases plain arena writes.
-        visitDomain(domains[0], true);
-      if (di == 0) // A plain read sees every lane, but no one lane covers it.
-        for (uint32_t lane = 2; lane < domains.size(); ++lane)
-          visitDomain(domains[lane], false);
+        d.overlappingIn(run, r.begin, r.end, visit);
+      });
       if (!r.needsWriter)
         continue;
       std::sort(covered.begin(), covered.end());

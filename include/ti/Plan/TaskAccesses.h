@@ -14,14 +14,6 @@
 // cache writes are CacheRow writes, so history (written by earlier steps) never
 // conflicts with them except through the current row.
 //
-// Chunks. In long mode the attention scores of head h at positions of chunk c
-// are written by the task of chunk c alone, but which positions those are
-// depends on ctx. A scores access therefore names its heads' whole rows
-// [0, maxContext) (conservative in bytes) with kind ChunkedRows{c, C}: "the
-// chunk c part of each of these rows". Two ChunkedRows accesses with different
-// chunks are disjoint whatever their byte ranges; against a Plain access the
-// byte ranges decide. Short mode has no ChunkedRows: task c = 0 owns the rows.
-//
 //===----------------------------------------------------------------------===//
 #ifndef TI_PLAN_TASKACCESSES_H
 #define TI_PLAN_TASKACCESSES_H
@@ -43,7 +35,6 @@ enum class AccessKind : uint8_t {
   Plain,        // Bytes [begin, end).
   CacheRow,     // Row pos of the cache at cacheBase, bytes [begin, end) of the row.
   CacheHistory, // Rows < pos (or <= pos), bytes [begin, end) of each row.
-  ChunkedRows,  // The chunk `chunk` of `chunks` part of the rows in [begin, end).
 };
 
 /// The record field an access comes from, for messages.
@@ -55,7 +46,7 @@ struct Access {
   AccessKind kind = AccessKind::Plain;
   Operand operand = Operand::In0;
   bool write = false;
-  /// Plain, ChunkedRows: absolute offsets in W or A. CacheRow, CacheHistory:
+  /// Plain: absolute offsets in W or A. CacheRow, CacheHistory:
   /// offsets within one row.
   uint64_t begin = 0, end = 0;
   /// CacheRow, CacheHistory: the cache's first row, the bytes of a row, and the
@@ -63,7 +54,6 @@ struct Access {
   uint64_t cacheBase = 0, rowBytes = 0;
   uint32_t rows = 0;
   bool includesCurrentRow = false; // CacheHistory: rows <= pos.
-  uint32_t chunk = 0, chunks = 0;  // ChunkedRows.
   /// Arena: the buffer kinds this operand may live in (bit 1 << BufferKind).
   uint32_t expectedKinds = 0;
 
