@@ -53,10 +53,13 @@ constexpr double kTolerance = 2e-3; // Of the largest |logit| of the step.
 
 class GpuVsCpuTest : public test::GpuTest {
 protected:
+  /// The attention split context the plans below are compiled with.
+  uint32_t splitContext = 16;
+
   /// Compiles `graph` (in the source tree) for a target with `arch` and
-  /// `workers` (attention split at 16, `extra` tic options) and packs random
-  /// weights; returns the loaded plan (null on failure, with a test failure
-  /// recorded).
+  /// `workers` (attention split at splitContext, `extra` tic options) and
+  /// packs random weights; returns the loaded plan (null on failure, with a
+  /// test failure recorded).
   std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &arch, int workers,
                                                    const std::string &graph = "models/tiny.graph",
                                                    const std::string &extra = "",
@@ -65,7 +68,9 @@ protected:
     std::string target = writeTarget(dir / "target.json", arch, workers, targetKeys);
     return test::compileModelPlan(
         graph, dir / "plan",
-        "--target-file " + target + " --attention-split-context 16 " + extra, 3);
+        "--target-file " + target + " --attention-split-context " + std::to_string(splitContext) +
+            " " + extra,
+        3);
   }
 
   std::shared_ptr<const LoadedPlan> devicePlan(const std::string &graph = "models/tiny.graph",
@@ -393,6 +398,27 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithWholeLongRows) {
   ASSERT_TRUE(lp);
   EXPECT_EQ(lp->plan.stream.rowPartBytes, 0u);
   expectStepsMatchTheCpu(lp, 20, 0, 2e-3);
+}
+
+// The stream worker's lanes keep an online softmax for all four heads of the
+// 1B's groups once a task has more positions than kOneHeadRounds (3) rounds
+// of one-head sets cover (Attention.cuh: 96 for the 1B), which the 20-step
+// tests never reach.
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuInChunksWhereEachLaneKeepsEveryHead) {
+  // Split at 2: contexts 3 on in two chunks, the last ones of 100 positions.
+  splitContext = 2;
+  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 256");
+  ASSERT_TRUE(lp);
+  ASSERT_EQ(lp->plan.attentionChunks(), 2u);
+  expectStepsMatchTheCpu(lp, 200, 0, 2e-3);
+}
+
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuInOnePassWhereEachLaneKeepsEveryHead) {
+  // Short mode to context 128: chunk 0 alone, every head a lane from 97 on.
+  splitContext = 128;
+  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 128");
+  ASSERT_TRUE(lp);
+  expectStepsMatchTheCpu(lp, 104, 0, 2e-3);
 }
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithFfnRowsWiderThanTheThreads) {

@@ -86,13 +86,21 @@ TI_HOST_DEVICE constexpr FfnLayout ffnLayout(uint32_t hidden, uint32_t units, ui
   return l;
 }
 
+/// The group of query heads whose online softmaxes one attention lane of the
+/// Stream worker keeps together: Llama 3.2 1B's and 3.1 8B's 4 per kv head.
+constexpr uint32_t kAttentionLaneGroup = 4;
+
 /// The query heads of a group whose online softmax one attention lane keeps
 /// in registers (D/8 + 2 floats a head, beside its K/V rows in flight), in a
 /// worker of `threads` task threads: the Stream worker's (168 registers a
-/// thread) keep the whole group, so that each K/V row is loaded once; the Plain
-/// worker's (64) keep one, and its warps split the group's heads among them.
+/// thread) keep a whole group of kAttentionLaneGroup, so that each K/V row is
+/// loaded once; other groups, and the Plain worker's lanes (64 registers),
+/// one head, the warps splitting the group's heads among them. One group
+/// size only: each one the worker's chunk loop is compiled for added ~40 KB
+/// of kernel code, and the code's size cost every task (docs/PERFORMANCE.md,
+/// step 5).
 TI_HOST_DEVICE constexpr uint32_t attentionHeadsPerLane(uint32_t threads, uint32_t group) {
-  return threads <= kStreamConsumerThreads ? group : 1u;
+  return threads <= kStreamConsumerThreads && group == kAttentionLaneGroup ? group : 1u;
 }
 
 /// The attention op's regions (of the task's layer's geometry): rotated

@@ -95,8 +95,14 @@ using plan::kReduceStagedFloats;
 /// lanes keep an online softmax per head of the group in registers (Llama 3
 /// has G = 3 or 4; 8 would spill).
 constexpr uint32_t kMaxGroup = 4;
-/// Heads a lane keeps an online softmax for (WorkerLayout.h), at most.
-constexpr uint32_t kHeadsPerLane = plan::attentionHeadsPerLane(kThreads, kMaxGroup);
+/// Heads a lane keeps an online softmax for where it keeps more than one
+/// (WorkerLayout.h: 4 in the Stream worker, 1 in the Plain worker).
+constexpr uint32_t kHeadsPerLane = plan::attentionHeadsPerLane(kThreads, plan::kAttentionLaneGroup);
+/// An attention task whose positions sets of one head cover in this many
+/// rounds keeps one head a lane even where kHeadsPerLane allows the group:
+/// on the H200 the 1B's tasks of 33 and 65 positions ran faster so, those of
+/// 129 and 256 with the whole group (docs/PERFORMANCE.md, step 5).
+constexpr uint32_t kOneHeadRounds = 3;
 /// Static shared memory the worker may use besides the dynamic array.
 constexpr uint32_t kStaticSharedBytes = 1024;
 /// The smallest opt-in shared memory per block of the supported GPUs (sm_86:

@@ -17,8 +17,11 @@
 // 2. The warps form S sets of W = warps / S (the warps past S*W idle); set r
 //    takes H = G / S heads of the group, each lane keeping an online softmax
 //    for all H (WorkerLayout.h: attentionHeadsPerLane): the Stream worker has
-//    one set of all G heads, so that each K/V row is loaded once; the Plain
-//    worker G sets of one head. In a set, a group of L = D/8 lanes takes one
+//    one set of all G heads for groups of 4, so that each K/V row is loaded
+//    once (G sets of one head while kOneHeadRounds rounds of those cover the
+//    task's positions); otherwise, and in the Plain worker, G sets of one
+//    head. Warps without a position skip to step 3 with empty states. In a
+//    set, a group of L = D/8 lanes takes one
 //    position at a time, lane i of the group the 16-byte vector i of its K
 //    and V rows; groups take positions jb + group, + groups, ...,
 //    kAttentionRowsAhead of them per round, each round's loads issued a round
@@ -125,23 +128,33 @@ struct OnlineSoftmax {
   }
 };
 
-/// Steps 2 and 3: the group's attention over the task's positions from the
-/// rotated queries `qs`, the rounded key `kNow` and value `vNow` of position
-/// pos and the caches' rows before it, into the chunk's partials and stats.
-/// Ends with a block barrier.
+/// Steps 2 and 3 with lanes keeping kH heads each (H, exact: the loops over
+/// the heads compile to straight code; with H known only at run time they
+/// cost 2% of the 1B's step at context 16, docs/PERFORMANCE.md, step 5): the
+/// group's attention over the task's positions from the rotated queries
+/// `qs`, the rounded key `kNow` and value `vNow` of position pos and the
+/// caches' rows before it, into the chunk's partials and stats. Ends with a
+/// block barrier.
+template <uint32_t kH>
 __device__ void attendChunk(const AttentionTask &at, const Step &step, float scale,
                             const float *qs, const float *kNow, const float *vNow,
                             const AttentionLayout &layout, float *states) {
+  static_assert(kH >= 1 && kH <= kHeadsPerLane, "heads a lane keeps");
   const uint32_t d = at.geo.headDim, lanes = at.lanes();
-  const uint32_t perLane = layout.headsPerLane; // H: G or 1, at most kHeadsPerLane.
+  constexpr uint32_t perLane = kH;
   const uint32_t sets = at.group / perLane, warpsPerSet = kWarps / sets;
   const uint32_t set = warpId() / warpsPerSet;
   const uint32_t local = threadIdx.x - set * warpsPerSet * kWarpSize;
   const uint32_t groups = warpsPerSet * kWarpSize / lanes;
   const uint32_t group = local / lanes, lane = local % lanes;
   const uint32_t stride = layout.stateStride;
-  OnlineSoftmax acc[kHeadsPerLane];
-  if (set < sets) { // Whole warps: the idle ones skip the loop together.
+  // A warp whose first group has no position has none at all (positions
+  // only grow from there): it skips the loop and the merges, so a short
+  // context costs the warps it uses (at context 1, one).
+  const bool busy =
+      set < sets && at.jb + int32_t((warpId() - set * warpsPerSet) * kWarpSize / lanes) < at.je;
+  OnlineSoftmax acc[kH];
+  if (busy) { // Whole warps: the idle ones skip the loop together.
     // The queries from shared memory at each use: in registers they would
     // spill the Plain worker's 64.
     const float *q = qs + set * perLane * d + lane * kVector;
@@ -170,6 +183,10 @@ __device__ void attendChunk(const AttentionTask &at, const Step &step, float sca
     for (int32_t base = at.jb; base < at.je; base += round) {
 #pragma unroll
       for (uint32_t u = 0; u < kAttentionRowsAhead; ++u) {
+        // A slot whose first position is past je stays so in later rounds:
+        // skipped, with nothing to fetch (the same for the whole set).
+        if (base + int32_t(u * groups) >= at.je)
+          continue;
         const int32_t j = base + int32_t(group + u * groups);
         float k8[kVector], v8[kVector];
 #pragma unroll
@@ -180,45 +197,41 @@ __device__ void attendChunk(const AttentionTask &at, const Step &step, float sca
         fetch(j + round, u);
         // Every head's lane sum first, then their butterflies side by side:
         // one head after another, each waited for the last's shuffles.
-        float p[kHeadsPerLane];
+        float p[kH];
 #pragma unroll
-        for (uint32_t r = 0; r < kHeadsPerLane; ++r) {
+        for (uint32_t r = 0; r < kH; ++r) {
           p[r] = 0;
-          if (r < perLane)
 #pragma unroll
-            for (uint32_t e = 0; e < kVector; ++e)
-              p[r] = fmaf(k8[e], q[r * d + e], p[r]);
+          for (uint32_t e = 0; e < kVector; ++e)
+            p[r] = fmaf(k8[e], q[r * d + e], p[r]);
         }
 #pragma unroll
-        for (uint32_t r = 0; r < kHeadsPerLane; ++r)
-          if (r < perLane)
-            p[r] = groupSum(p[r], lanes);
+        for (uint32_t r = 0; r < kH; ++r)
+          p[r] = groupSum(p[r], lanes);
         if (j < at.je)
 #pragma unroll
-          for (uint32_t r = 0; r < kHeadsPerLane; ++r)
-            if (r < perLane)
-              acc[r].add(scale * p[r], v8);
+          for (uint32_t r = 0; r < kH; ++r)
+            acc[r].add(scale * p[r], v8);
       }
     }
   }
 #pragma unroll
-  for (uint32_t r = 0; r < kHeadsPerLane; ++r)
-    if (r < perLane)
+  for (uint32_t r = 0; r < kH; ++r)
+    if (busy)
       for (uint32_t offset = lanes; offset < kWarpSize; offset *= 2)
         acc[r].mergeLane(offset);
-  if (set < sets && laneId() < lanes) {
+  if (set < sets && laneId() < lanes) { // An idle warp's states are empty.
 #pragma unroll
-    for (uint32_t r = 0; r < kHeadsPerLane; ++r)
-      if (r < perLane) {
-        float *mine = states + (warpId() * perLane + r) * stride;
+    for (uint32_t r = 0; r < kH; ++r) {
+      float *mine = states + (warpId() * perLane + r) * stride;
 #pragma unroll
-        for (uint32_t e = 0; e < kVector; ++e)
-          mine[lane * kVector + e] = acc[r].v[e];
-        if (lane == 0) {
-          mine[d] = acc[r].m;
-          mine[d + 1] = acc[r].l;
-        }
+      for (uint32_t e = 0; e < kVector; ++e)
+        mine[lane * kVector + e] = acc[r].v[e];
+      if (lane == 0) {
+        mine[d] = acc[r].m;
+        mine[d + 1] = acc[r].l;
       }
+    }
   }
   blockBarrier();
   // Head h of the group: state r = h mod H of warps [s*W, (s+1)*W), s = h / H.
@@ -291,7 +304,17 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
     for (uint32_t i = threadIdx.x; i < d; i += kThreads)
       row[i] = floatToBf16(kNow[i]);
   }
-  attendChunk(at, step, scale, qs, kNow, vNow, layout, s.floats + layout.statesAt);
+  // H: G or 1. Positions that sets of one head cover in kOneHeadRounds
+  // rounds take one head a lane even where the layout allows G.
+  const uint32_t oneHeadRound = kWarps / group * kWarpSize / at.lanes() * kAttentionRowsAhead;
+  const uint32_t perLane = uint32_t(at.je - at.jb) <= kOneHeadRounds * oneHeadRound
+                               ? 1u
+                               : layout.headsPerLane;
+  float *states = s.floats + layout.statesAt;
+  if (perLane == 1)
+    attendChunk<1>(at, step, scale, qs, kNow, vNow, layout, states);
+  else
+    attendChunk<kHeadsPerLane>(at, step, scale, qs, kNow, vNow, layout, states);
 }
 
 TI_WORKER_NAMESPACE_END
