@@ -21,8 +21,7 @@ SAMPLE = os.path.join(HERE, "..", "test", "bench", "Inputs", "sample-trace.json"
 
 # The kinds tirun writes for these opcodes (include/ti/Plan/Opcodes.def).
 KINDS = {"gemv": "stream", "lm_head": "stream", "ffn_partial": "stream", "embed": "gather",
-         "select_token": "control", "attention_scores": "attention",
-         "attention_values": "attention", "reduce_residual": "reduce"}
+         "select_token": "control", "attention": "attention", "reduce_residual": "reduce"}
 
 
 def task(tid, wave, name, opcode, ts, dur, weight_bytes=0):
@@ -53,8 +52,8 @@ def select(tid, ts, dur):
 THREE_WAVES = [
     task(0, 0, "L0.q+k+v", "gemv", 0, 5, 1000), barrier(0, 0, "L0.q+k+v", 5, 3),
     task(1, 0, "L0.q+k+v", "gemv", 0, 6, 1000), barrier(1, 0, "L0.q+k+v", 6, 2),
-    task(0, 1, "L0.a.scores", "attention_scores", 8.5, 1.5), barrier(0, 1, "L0.a.scores", 10, 3),
-    task(1, 1, "L0.a.scores", "attention_scores", 9, 3), barrier(1, 1, "L0.a.scores", 12, 1.5),
+    task(0, 1, "L0.a", "attention", 8.5, 1.5), barrier(0, 1, "L0.a", 10, 3),
+    task(1, 1, "L0.a", "attention", 9, 3), barrier(1, 1, "L0.a", 12, 1.5),
     task(0, 2, "L0.ffn_reduce", "reduce_residual", 14, 1), barrier(0, 2, "L0.ffn_reduce", 15, 1),
     task(1, 2, "L0.ffn_reduce", "reduce_residual", 13.5, 1),
     barrier(1, 2, "L0.ffn_reduce", 14.5, 1.5),
@@ -81,14 +80,14 @@ class HandMadeTrace(unittest.TestCase):
         # departures 13 and 13.5. Wave 2: last arrival 15, departures 16, 16.
         self.assertEqual(tt.barriers_by_opcode(acc), {
             "gemv": {"barriers": 1, "first_departure_us": 2.0, "last_departure_us": 2.0},
-            "attention_scores": {"barriers": 1, "first_departure_us": 1.0,
+            "attention": {"barriers": 1, "first_departure_us": 1.0,
                                  "last_departure_us": 1.5},
             "reduce_residual": {"barriers": 1, "first_departure_us": 1.0,
                                 "last_departure_us": 1.0}})
         tasks = tt.tasks_by_opcode(acc)
         self.assertEqual(tasks["gemv"], {"tasks": 2, "p10_us": 5, "median_us": 5.5, "p90_us": 6,
                                          "max_us": 6})
-        self.assertEqual(tasks["attention_scores"]["median_us"], 2.25)
+        self.assertEqual(tasks["attention"]["median_us"], 2.25)
 
     def test_quantiles_are_nearest_rank(self):
         v = list(range(1, 11))  # 1..10
@@ -119,15 +118,15 @@ class HandMadeTrace(unittest.TestCase):
         self.assertEqual(tt.other_by_opcode(acc), {"reduce_residual": 1.5})
 
     def test_wave_without_barrier_shares_the_next_interval(self):
-        # Scores (no barrier) then values: the interval 8-13.5 splits at the
-        # scores' last end (11) and the values' last end (12.5).
+        # Two attention waves, the first without a barrier: the interval
+        # 8-13.5 splits at the first's last end (11) and the second's (12.5).
         events = THREE_WAVES[:4] + [
-            task(0, 1, "L0.a.scores", "attention_scores", 8.5, 1.5),
-            task(1, 1, "L0.a.scores", "attention_scores", 9, 2),
-            task(0, 2, "L0.a.values", "attention_values", 10.5, 0.5),
-            barrier(0, 2, "L0.a.values", 11, 2.5),
-            task(1, 2, "L0.a.values", "attention_values", 11, 1.5),
-            barrier(1, 2, "L0.a.values", 12.5, 1),
+            task(0, 1, "L0.a", "attention", 8.5, 1.5),
+            task(1, 1, "L0.a", "attention", 9, 2),
+            task(0, 2, "L0.a2", "attention", 10.5, 0.5),
+            barrier(0, 2, "L0.a2", 11, 2.5),
+            task(1, 2, "L0.a2", "attention", 11, 1.5),
+            barrier(1, 2, "L0.a2", 12.5, 1),
         ]
         acc = tt.account(events, bandwidth_gbs=1.0)
         self.assertEqual([len(iv.waves) for iv in acc.intervals], [1, 2])
