@@ -100,8 +100,9 @@ protected:
     auto lp = devicePlan(graph, "--execution stream " + extra,
                          "\"shared_bytes_per_worker\": " + std::to_string(shared) +
                              (targetKeys.empty() ? "" : ", " + targetKeys));
-    if (lp)
+    if (lp) {
       EXPECT_EQ(lp->plan.stream.model, plan::ExecutionModel::Stream);
+    }
     return lp;
   }
 };
