@@ -136,7 +136,7 @@ constexpr uint32_t kMaxEndTokens = 8;
 enum TaskFlags : uint16_t {
   kFlagResidual = 1 << 0,    // Gemv: add in[1].
   kFlagVCache = 1 << 1,      // Gemv: rows >= aux[1] also go to the V cache.
-  kFlagMergeChunks = 1 << 2, // Gemv: the input is the sum of attention partials.
+  kFlagMergeChunks = 1 << 2, // Gemv: the input is the attention chunks' merged output.
   kFlagRecord = 1 << 3,      // SelectToken: write the StepState.
 };
 constexpr uint16_t kKnownFlags = kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord;

@@ -1,8 +1,8 @@
 //===- Gemv.cuh - y = W x' with its fused prologue and epilogues -*- CUDA -*-===//
 //
-// 1. The block builds x' in shared memory: the input (or the sum of the
-//    attention chunks' partials, kFlagMergeChunks), RMS-normalised when the
-//    task has a norm (Common.cuh: loadNormalizedInput).
+// 1. The block builds x' in shared memory: the input (or the attention
+//    chunks' partials merged by their statistics, kFlagMergeChunks),
+//    RMS-normalised when the task has a norm (Common.cuh: loadNormalizedInput).
 // 2. Plain: warp w computes rows rowBegin + w, + 32, ..., two rows at a time,
 //    its lanes streaming 16-byte vectors of both (forEachRowDot, Common.cuh).
 //    Stream: the rows arrive through the ring, row i for warp i mod kWarps
