@@ -27,7 +27,6 @@
 using namespace ti;
 using namespace ti::tir;
 using plan::BarrierKind;
-using plan::BufferKind;
 
 namespace {
 

@@ -260,11 +260,14 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
       scores[j - jb] = score(c, t, s, q.data(), kNow, j, scale);
       m = std::max(m, scores[j - jb]);
     }
+    // exp(s_j - m) once each: the sum, then the same values over it.
     float l = 0;
-    for (int32_t j = jb; j < je; ++j)
-      l += std::exp(scores[j - jb] - m);
-    for (int32_t j = jb; j < je; ++j)
-      weights[j - jb] = std::exp(scores[j - jb] - m) / l;
+    for (int32_t j = jb; j < je; ++j) {
+      weights[j - jb] = std::exp(scores[j - jb] - m);
+      l += weights[j - jb];
+    }
+    for (float &w : weights)
+      w /= l;
     weightedValues(c, t, s, weights.data(), jb, je, ws + s.ws.partials(s.chunk, h));
     ws[s.ws.stats(s.chunk, h)] = m;
     ws[s.ws.stats(s.chunk, h) + 1] = l;

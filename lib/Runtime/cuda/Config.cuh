@@ -91,9 +91,9 @@ constexpr uint32_t kPausePollNanoseconds = 100;
 constexpr uint32_t kMergeBatch = kStreamed ? 8 : 1;
 using plan::kFfnColumnPasses;
 using plan::kReduceStagedFloats;
-/// Query heads per kv head (G) the attention op handles: the Stream worker's
-/// lanes keep an online softmax per head of the group in registers (Llama 3
-/// has G = 3 or 4; 8 would spill).
+/// Query heads per kv head (G) the attention op handles: the group's rotated
+/// queries fill shared memory, and its warps split the heads (Llama 3 has G =
+/// 3 or 4).
 constexpr uint32_t kMaxGroup = 4;
 /// Heads a lane keeps an online softmax for where it keeps more than one
 /// (WorkerLayout.h: 4 in the Stream worker, 1 in the Plain worker).
