@@ -68,7 +68,7 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
     os << "  execution: " << executionModelName(st.model) << ", a ring of " << st.stages
        << " stages of " << thousands(st.stageBytes) << " bytes per worker, "
        << st.inFlightStages << " in flight (" << st.handOffInFlightStages
-       << " started while a grid barrier waits); " << thousands(filled)
+       << " for a wave not yet begun); " << thousands(filled)
        << " stages filled per token\n";
     if (st.rowPartBytes)
       os << "  streamed rows longer than " << thousands(st.rowPartBytes)

@@ -14,10 +14,11 @@
 //    that every task's layout fits beside the ring).
 // 4. Bulk copies in flight: the target's stream_in_flight_bytes in whole
 //    stages, at least one: more delays the SM's own stores and loads behind
-//    the copies, fewer leaves HBM idle. While the consumers wait at a grid
-//    barrier, the target's stream_hand_off_in_flight_bytes in whole stages
-//    (at most the former): the barrier's own arrival and polls wait behind
-//    the copies in flight, and no consumer needs a stage until it ends.
+//    the copies, fewer leaves HBM idle. For a wave the consumers have not
+//    begun, the target's stream_hand_off_in_flight_bytes in whole stages (at
+//    most the former): while they finish a wave and hand off, its stores,
+//    barrier arrival and polls wait behind the copies in flight, and no
+//    consumer needs a stage of the next wave until the hand-off ends.
 //
 // Counters: streamed-stages (ring stages filled per step, over all workers).
 //

@@ -60,10 +60,10 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // takes 1% more for fewer tasks (balance-rows).
   t.balanceTolerance = stream ? 0.0 : 0.01;
   // The stream worker: the MLP as a GateUp wave and the down projection
-  // where it fits (fuse-ffn), with one copy started while the consumers wait
-  // at a grid barrier: on the H200 1.1-1.3% faster for the 1B and 8B, the
-  // 1B's step and the 3B's 1-2% faster than partials (docs/PERFORMANCE.md,
-  // step 3). The Plain worker keeps the post's partials and pauses.
+  // where it fits (fuse-ffn): on the H200 the 1B's step and the 3B's 1-2%
+  // faster than partials (docs/PERFORMANCE.md, step 3); one copy in flight
+  // for a wave the consumers have not begun (step 6). The Plain worker keeps
+  // the post's partials.
   t.ffnForm = stream ? FfnForm::GateUp : FfnForm::Partials;
   t.streamHandOffInFlightBytes = stream ? t.streamStageBytes : 0;
   return t;

@@ -164,6 +164,29 @@ void expectStepsMatchTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t
               worst);
 }
 
+/// One launch of up to kSteps steps after an 8-token prompt, stopping after
+/// `maxNew` generated tokens, on the CPU and the GPU: the same steps and tokens.
+void expectLaunchMatchesTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t maxNew) {
+  LaunchArgs args;
+  args.promptLen = 8;
+  args.maxSteps = kSteps;
+  args.maxNew = maxNew;
+  for (int32_t i = 0; i < args.promptLen; ++i)
+    args.prompt[i] = feedToken(*lp, i);
+  CpuExecutor cpu(lp, 4);
+  auto want = cpu.launch(args);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  auto gpu = CudaExecutor::create(lp);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  auto got = (*gpu)->launch(args);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(got->steps, want->steps) << "maxNew " << maxNew;
+  EXPECT_EQ(got->error, 0);
+  ASSERT_EQ(got->generated, want->generated) << "maxNew " << maxNew;
+  for (int32_t i = 0; i < got->generated; ++i)
+    EXPECT_EQ(got->tokens[i], want->tokens[i]) << "maxNew " << maxNew << ", token " << i;
+}
+
 struct GpuRun {
   std::vector<std::vector<float>> logits; // Per step.
   std::vector<int32_t> tokens;            // The executor's greedy token per step.
@@ -438,7 +461,7 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {
   // The tiny model's rows are 128 bytes: stages of 256 bytes cut every task
   // into many fills of a 4-stage ring, one copy in flight, so the ring wraps
   // inside tasks and the stage parities alternate many times per step. The
-  // copy in flight keeps going while the consumers wait at a grid barrier.
+  // copy in flight keeps going for a wave the consumers have not begun.
   // The partials form: the gate_up form's 320-byte down rows need stages of
   // 640 (MatchesTheCpuInBothFfnForms).
   auto lp = streamPlan("models/tiny.graph", "--ffn-form partials",
@@ -450,6 +473,29 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithStagesOfTwoRows) {
   EXPECT_EQ(lp->plan.stream.inFlightStages, 1u);
   EXPECT_EQ(lp->plan.stream.handOffInFlightStages, 1u);
   expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWhateverTheCopiesAheadOfTheConsumers) {
+  // The producer's cap for a stage of a wave the consumers have not begun
+  // (Sync.cuh: ConsumerWave): none, so that every wave starts from an empty
+  // ring and the producer sleeps until the consumers publish it; and one of
+  // two, so that the cap changes at every wave. Step by step, then in
+  // launches of many steps, whose wave numbers run on across steps (one that
+  // stops early leaves the producer waiting for a wave that never begins).
+  for (const char *ahead : {"0", "256"}) {
+    SCOPED_TRACE(std::string("copies ahead: ") + ahead);
+    auto lp = streamPlan("models/tiny.graph", "--ffn-form partials",
+                         std::string("\"stream_stage_bytes\": 256, \"stream_ring_bytes\": 1024, "
+                                     "\"stream_in_flight_bytes\": 512, "
+                                     "\"stream_hand_off_in_flight_bytes\": ") +
+                             ahead);
+    ASSERT_TRUE(lp);
+    EXPECT_EQ(lp->plan.stream.inFlightStages, 2u);
+    EXPECT_EQ(lp->plan.stream.handOffInFlightStages, std::string(ahead) == "0" ? 0u : 1u);
+    expectStepsMatchTheCpu(lp, kSteps, 4);
+    for (int32_t maxNew : {2, kSteps})
+      expectLaunchMatchesTheCpu(lp, maxNew);
+  }
 }
 
 TEST_F(StreamGpuVsCpuTest, TwoRunsAreBitIdentical) {
@@ -465,26 +511,8 @@ TEST_F(StreamGpuVsCpuTest, LaunchesThatStopEarlyOrRunLongMatchTheCpu) {
   // 64 steps; both give the CPU's tokens.
   auto lp = streamPlan();
   ASSERT_TRUE(lp);
-  for (int32_t maxNew : {2, kSteps}) {
-    LaunchArgs args;
-    args.promptLen = 8;
-    args.maxSteps = kSteps;
-    args.maxNew = maxNew;
-    for (int32_t i = 0; i < args.promptLen; ++i)
-      args.prompt[i] = feedToken(*lp, i);
-    CpuExecutor cpu(lp, 4);
-    auto want = cpu.launch(args);
-    ASSERT_TRUE(want.ok()) << want.status().message();
-    auto gpu = CudaExecutor::create(lp);
-    ASSERT_TRUE(gpu.ok()) << gpu.status().message();
-    auto got = (*gpu)->launch(args);
-    ASSERT_TRUE(got.ok()) << got.status().message();
-    EXPECT_EQ(got->steps, want->steps) << "maxNew " << maxNew;
-    EXPECT_EQ(got->error, 0);
-    ASSERT_EQ(got->generated, want->generated) << "maxNew " << maxNew;
-    for (int32_t i = 0; i < got->generated; ++i)
-      EXPECT_EQ(got->tokens[i], want->tokens[i]) << "maxNew " << maxNew << ", token " << i;
-  }
+  for (int32_t maxNew : {2, kSteps})
+    expectLaunchMatchesTheCpu(lp, maxNew);
 }
 
 TEST_F(GpuVsCpuTest, RefusesAPlanForAnotherArch) {

@@ -82,10 +82,11 @@ struct StreamConfig {
   uint32_t stageBytes = 0;     // The capacity of one ring stage.
   uint32_t stages = 0;         // The ring's depth.
   uint32_t inFlightStages = 0; // Bulk copies issued and not yet landed, at most.
-  /// The bulk copies the producer may start while its consumers wait at a grid
-  /// barrier (at most inFlightStages; 0: none): the copies in flight on an SM
-  /// delay its own barrier arrival and polls, and the consumers need no stage
-  /// until the barrier ends.
+  /// The bulk copies in flight, at most, for a wave the consumers have not
+  /// begun (at most inFlightStages; 0: none until they begin it): while they
+  /// finish a wave and wait at its barrier, the copies in flight on their SM
+  /// delay its own stores, barrier arrival and polls, and they need no stage
+  /// of the next wave until the barrier ends.
   uint32_t handOffInFlightStages = 0;
   /// A streamed row longer than this is cut into equal parts of at most
   /// this many bytes where it can be (WorkerLayout.h: rowParts), each one

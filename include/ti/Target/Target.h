@@ -71,11 +71,10 @@ struct Target {
   uint32_t streamStageBytes = 32 * 1024;
   uint32_t streamRingBytes = 160 * 1024;
   uint32_t streamInFlightBytes = 64 * 1024;
-  /// The bulk copies started while the consumers wait at a grid barrier
-  /// (withExecution sets one stage's for the stream worker: with the GateUp
-  /// form, whose down wave is short, one copy beat none by 1.1-1.3% on the
-  /// H200, where with partials none had beaten the whole cap;
-  /// docs/PERFORMANCE.md).
+  /// The bulk copies in flight for a wave the consumers have not begun
+  /// (withExecution sets one stage's for the stream worker: on the H200 the
+  /// 1B's step 4.5% faster than with the whole cap, 1.2% faster than with
+  /// none; docs/PERFORMANCE.md, step 6).
   uint32_t streamHandOffInFlightBytes = 0;
   /// Streamed rows longer than this go to several consumer warps, one part
   /// each (plan-stream; Execution.h: StreamConfig::rowPartBytes); 0: whole rows.

@@ -82,8 +82,8 @@ constexpr uint32_t kLoadsInFlight = 2;
 /// together, each issued a round ahead (registers: 8 words per position; the
 /// Plain worker's 64 registers hold one).
 constexpr uint32_t kAttentionRowsAhead = kStreamed ? 4 : 1;
-/// The Stream worker's producer, paused while its consumers wait at a grid
-/// barrier, reads their word this often.
+/// The Stream worker's producer, when the plan lets it start no copy for a
+/// wave its consumers have not begun, reads their wave this often.
 constexpr uint32_t kPausePollNanoseconds = 100;
 /// Chunks of the attention partials whose loads a thread issues together when
 /// it merges them (two 16-byte loads and the chunk's statistics each): the

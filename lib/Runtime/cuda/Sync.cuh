@@ -34,9 +34,9 @@
 // The copy's completion makes its bytes visible to the threads that observe
 // the phase complete; a consumer's arrive orders its reads of the stage
 // before the producer's next copy into it (both at CTA scope). The consumers
-// tell the producer two things through ConsumerSignal words in shared memory,
-// neither of which orders memory: that the launch has stopped, and that they
-// wait at a grid barrier.
+// tell the producer two things through words in shared memory, neither of
+// which orders memory: that the launch has stopped (ConsumerSignal), and
+// which wave of the launch they run (ConsumerWave).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_SYNC_CUH
@@ -119,13 +119,11 @@ private:
   uint64_t word_;
 };
 
-/// A word from the consumers (one thread raises and clears it) that the
-/// producer polls: that the launch has stopped (a step's selection said so),
-/// while the producer waits for a stage the consumers will never release; or
-/// that they wait at a grid barrier, during which it starts at most the plan's
-/// hand-off copies. Every access is a shared-memory atomic: the word orders
-/// nothing, but plain accesses from two warps are a race (compute-sanitizer's
-/// racecheck reports them).
+/// A word from the consumers (one thread raises it) that the producer polls:
+/// that the launch has stopped (a step's selection said so), while the
+/// producer waits for a stage the consumers will never release. Every access
+/// is a shared-memory atomic: the word orders nothing, but plain accesses from
+/// two warps are a race (compute-sanitizer's racecheck reports them).
 class ConsumerSignal {
 public:
   __device__ void clear() { atomicExch(&flag_, 0u); }
@@ -134,6 +132,21 @@ public:
 
 private:
   uint32_t flag_;
+};
+
+/// The wave of the launch the consumers run, step * waves + wave (one thread
+/// publishes it as each wave begins, after the barrier before it): the
+/// producer starts at most the plan's hand-off copies for a later wave, so
+/// that an SM's copies in flight, which delay its own stores, barrier
+/// arrival and polls, are few while its consumers finish a wave and hand
+/// off. Shared-memory atomics, ordering nothing, as ConsumerSignal's.
+class ConsumerWave {
+public:
+  __device__ void publish(uint32_t wave) { atomicExch(&wave_, wave); }
+  __device__ uint32_t read() { return atomicOr(&wave_, 0u); }
+
+private:
+  uint32_t wave_;
 };
 #endif
 

@@ -180,27 +180,29 @@ private:
 /// The producer: one thread of the producer warp. It fills the ring with the
 /// streamed segments of the worker's `count` tasks (its schedule), for every
 /// step of the launch, never waiting for anything but a free stage and the cap
-/// on copies in flight (the plan's hand-off cap while the consumers wait at a
-/// grid barrier, `atBarrier`); it stops early when the consumers raise `stop`.
-/// Before it returns, every copy it issued has landed (the block's shared
-/// memory must outlive them).
+/// on copies in flight (the plan's hand-off cap for a stage of a wave the
+/// consumers have not begun, `consumerWave`); it stops early when the
+/// consumers raise `stop`. Before it returns, every copy it issued has landed
+/// (the block's shared memory must outlive them).
 class WeightProducer {
 public:
   __device__ WeightProducer(const uint8_t *weights, const Ring &ring, uint32_t inFlight,
                             uint32_t handOffInFlight, ConsumerSignal &stop,
-                            ConsumerSignal &atBarrier)
+                            ConsumerWave &consumerWave)
       : base_(weights), ring_(ring), inFlight_(inFlight), handOffInFlight_(handOffInFlight),
-        stop_(stop), atBarrier_(atBarrier) {}
+        stop_(stop), consumerWave_(consumerWave) {}
 
-  __device__ void run(const plan::TaskRecord *tasks, uint32_t count, int32_t steps) {
+  __device__ void run(const plan::TaskRecord *tasks, uint32_t count, uint32_t waves,
+                      int32_t steps) {
     for (int32_t step = 0; step < steps; ++step)
       for (uint32_t i = 0; i < count; ++i) {
         const plan::StreamSegments segments = plan::streamSegments(tasks[i]);
+        const uint32_t wave = uint32_t(step) * waves + tasks[i].wave;
         // Unrolled: constant indices keep the segments in registers (a
         // variable index put the list in local memory).
 #pragma unroll
         for (uint32_t k = 0; k < 3; ++k)
-          if (k < segments.count && !fill(segments.segment[k]))
+          if (k < segments.count && !fill(segments.segment[k], wave))
             return drain();
       }
     drain();
@@ -215,18 +217,27 @@ private:
     return true;
   }
 
-  /// Waits until one more copy may start: fewer than the cap issued and not
-  /// known to have landed, the cap being handOffInFlight_ while the consumers
-  /// wait at a grid barrier and inFlight_ otherwise. Copies are confirmed in
-  /// issue order (landed_ counts them, landedAt_ is the next one's stage and
-  /// parity), so a poll costs one barrier test. Since never more than the
-  /// cap (at most the ring's depth) are unconfirmed, the next one's stage
-  /// holds it or its completed fill, never a later copy. False once stopped.
-  __device__ bool waitForCopySlot() {
+  /// Whether the consumers have begun launch wave `wave` (the word is read
+  /// only until they have: it only grows).
+  __device__ bool reached(uint32_t wave) {
+    if (wave > reached_)
+      reached_ = consumerWave_.read();
+    return wave <= reached_;
+  }
+
+  /// Waits until one more copy, for launch wave `wave`, may start: fewer than
+  /// the cap issued and not known to have landed, the cap being
+  /// handOffInFlight_ while the consumers have not begun that wave and
+  /// inFlight_ once they have. Copies are confirmed in issue order (landed_
+  /// counts them, landedAt_ is the next one's stage and parity), so a poll
+  /// costs one barrier test. Since never more than the cap (at most the
+  /// ring's depth) are unconfirmed, the next one's stage holds it or its
+  /// completed fill, never a later copy. False once stopped.
+  __device__ bool waitForCopySlot(uint32_t wave) {
     for (;;) {
-      // A plan that caps nothing more at a barrier needs not read the word.
-      const bool paused = handOffInFlight_ != inFlight_ && atBarrier_.raised();
-      const uint32_t cap = paused ? handOffInFlight_ : inFlight_;
+      // A plan that caps nothing more ahead of the consumers needs not look.
+      const bool ahead = handOffInFlight_ != inFlight_ && !reached(wave);
+      const uint32_t cap = ahead ? handOffInFlight_ : inFlight_;
       while (landed_ < issued_ && issued_ - landed_ >= cap &&
              ring_.full[landedAt_.stage].tryWait(landedAt_.parity)) {
         ++landed_;
@@ -236,20 +247,20 @@ private:
         return true;
       if (stop_.raised())
         return false;
-      if (paused) // A barrier lasts microseconds: poll its word gently.
+      if (ahead && cap == 0) // Until a hand-off ends: poll its word gently.
         __nanosleep(kPausePollNanoseconds);
     }
   }
 
-  /// Copies segment `s` into the next stages.
-  __device__ bool fill(const plan::StreamSegment &s) {
+  /// Copies segment `s`, of launch wave `wave`, into the next stages.
+  __device__ bool fill(const plan::StreamSegment &s, uint32_t wave) {
     const uint32_t per = plan::rowsPerStage(s, ring_.stageBytes);
     for (uint32_t first = 0; first < s.rows; first += per) {
       // The stage is free once every consumer thread released its previous fill
       // (a fresh barrier's phase of the other parity counts as complete).
       if (!waitUnlessStopped(ring_.empty[at_.stage], at_.parity ^ 1))
         return false;
-      if (!waitForCopySlot())
+      if (!waitForCopySlot(wave))
         return false;
       const uint32_t bytes = min(per, s.rows - first) * s.rowBytes;
       StageBarrier &full = ring_.full[at_.stage];
@@ -271,7 +282,9 @@ private:
   const uint8_t *base_;
   Ring ring_;
   uint32_t inFlight_, handOffInFlight_;
-  ConsumerSignal &stop_, &atBarrier_;
+  ConsumerSignal &stop_;
+  ConsumerWave &consumerWave_;
+  uint32_t reached_ = 0; // The consumers' launch wave, as last read.
   RingPosition at_;
   uint64_t issued_ = 0;
   uint64_t landed_ = 0;    // Copies confirmed landed, in issue order.

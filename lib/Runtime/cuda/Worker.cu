@@ -23,8 +23,9 @@
 // ring's barriers, the warp past the consumers branches off into
 // WeightProducer::run (one lane) and never joins the consumers' barriers; the
 // consumers run the loop above, taking the weight rows from the ring
-// (WeightStream.cuh), tell the producer when they wait at a grid barrier
-// (handOff) and raise the stop signal when the loop ends.
+// (WeightStream.cuh), tell the producer which wave they run (it starts few
+// copies for a later one: Sync.cuh, ConsumerWave) and raise the stop signal
+// when the loop ends.
 //
 // Dispatch is a switch on the opcode generated from Opcodes.def.
 // Each op family's arithmetic is in ops/<Op>.cuh; Sync.cuh owns all memory
@@ -139,7 +140,8 @@ __device__ Schedule loadSchedule(const KernelArgs &a, uint32_t first, uint32_t l
 struct StaticShared {
 #if TI_WORKER_STREAM
   StageBarrier full[kMaxStreamStages], empty[kMaxStreamStages];
-  ConsumerSignal stop, atBarrier;
+  ConsumerSignal stop;
+  ConsumerWave wave;
 #endif
   float warpSum[kWarps]; // Block reductions.
   int32_t token;         // The step's token, from thread 0.
@@ -148,27 +150,6 @@ struct StaticShared {
   uint64_t traceBegan;   // The open event's start (thread 0 only).
 };
 static_assert(sizeof(StaticShared) <= kStaticSharedBytes, "within the static shared budget");
-
-/// A grid barrier. In the Stream worker the producer is told that the
-/// consumers wait at it, so that it starts at most the plan's hand-off copies
-/// meanwhile (Execution.h: StreamConfig::handOffInFlightStages); a plan whose
-/// hand-off cap is its cap has nothing to tell (the producer then never reads
-/// the word: WeightProducer::waitForCopySlot).
-__device__ __forceinline__ void handOff(const KernelArgs &a, GridBarrier &grid,
-                                        StaticShared &shared) {
-#if TI_WORKER_STREAM
-  const bool tell = threadIdx.x == 0 && a.handOffInFlightStages != a.inFlightStages;
-  if (tell)
-    shared.atBarrier.raise();
-#else
-  (void)a;
-#endif
-  grid.sync();
-#if TI_WORKER_STREAM
-  if (tell)
-    shared.atBarrier.clear();
-#endif
-}
 
 /// The global timer (ns), the same clock on every SM.
 __device__ __forceinline__ uint64_t globalTimer() {
@@ -234,7 +215,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       shared.empty[i].init(kThreads);
     }
     shared.stop.clear();
-    shared.atBarrier.clear();
+    shared.wave.publish(0);
     StageBarrier::initFence();
   }
   // ComputeOnly (WorkerMode.h): nothing fills the ring; its stages hold zeros.
@@ -247,8 +228,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   if (threadIdx.x >= kThreads) {
     if (threadIdx.x == kThreads && !computeOnly)
       WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages, shared.stop,
-                     shared.atBarrier)
-          .run(schedule.tasks, schedule.count, a.launch.maxSteps);
+                     shared.wave)
+          .run(schedule.tasks, schedule.count, a.waveCount, a.launch.maxSteps);
     return;
   }
   WeightStream ws(a.weights, ring, a.rowPartBytes, !computeOnly);
@@ -278,6 +259,10 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     uint32_t next = 0; // Into the schedule's tasks.
     bool closed = false; // The last barrier of the step was a grid barrier.
     for (uint32_t wave = 0; wave < a.waveCount; ++wave) {
+#if TI_WORKER_STREAM
+      if (threadIdx.x == 0 && a.handOffInFlightStages != a.inFlightStages)
+        shared.wave.publish(uint32_t(s) * a.waveCount + wave);
+#endif
       for (; next < schedule.count && schedule.tasks[next].wave == wave; ++next) {
         trace.begin();
         if (runTasks)
@@ -294,13 +279,13 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
                             (kind == plan::BarrierKind::GridIfLong && step.longMode));
       if (closed) {
         trace.begin();
-        handOff(a, grid, shared);
+        grid.sync();
         trace.end(TraceKind::GridBarrier, wave);
       }
     }
     if (!closed && barriers) {
       trace.begin();
-      handOff(a, grid, shared);
+      grid.sync();
       trace.end(TraceKind::GridBarrier, a.waveCount);
     }
     trace.finish();
