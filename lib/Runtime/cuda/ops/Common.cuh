@@ -379,6 +379,19 @@ public:
   /// latency.
   __device__ __forceinline__ float dot(const uint8_t *part) const {
     const SharedCursor w(part);
+    // A part of exactly the slice's vectors (the 1B's and 8B's 4 KB rows and
+    // parts): no clamps, nothing discarded, no tail.
+    if (count_ == kSliceVectors * kWarpSize) {
+      float acc[4] = {};
+      Bf16x8 loaded[kSliceVectors];
+#pragma unroll
+      for (uint32_t i = 0; i < kSliceVectors; ++i)
+        loaded[i] = w.load((laneId() + i * kWarpSize) * kVectorBytes);
+#pragma unroll
+      for (uint32_t i = 0; i < kSliceVectors; ++i)
+        addVector(loaded[i], lo_[i], hi_[i], true, acc);
+      return warpReduce((acc[0] + acc[1]) + (acc[2] + acc[3]), SumOp{});
+    }
     const uint32_t last = count_ - 1;
     float acc[4] = {};
     Bf16x8 loaded[kSliceVectors];
