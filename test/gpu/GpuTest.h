@@ -50,10 +50,11 @@ protected:
   /// `path` (bandwidth 1000 GB/s: the tests compare results, not speed);
   /// `extra` is more "key": value text for the JSON object. Returns `path`.
   std::string writeTarget(const std::filesystem::path &path, const std::string &arch,
-                          int workers, const std::string &extra = "") {
+                          int workers, const std::string &extra = "",
+                          uint32_t threads = CudaExecutor::workerThreads()) {
     std::ofstream(path) << "{\"name\": \"gpu-test\", \"gpu\": \"" << device.name
                         << "\", \"arch\": \"" << arch << "\", \"workers\": " << workers
-                        << ", \"threads_per_worker\": " << CudaExecutor::workerThreads()
+                        << ", \"threads_per_worker\": " << threads
                         << ", \"bandwidth_gbs\": 1000" << (extra.empty() ? "" : ", ") << extra
                         << "}\n";
     return path.string();

@@ -105,6 +105,32 @@ protected:
     }
     return lp;
   }
+  /// A plan from a stream target file whose `streamKeys` stay as written
+  /// (tic --execution stream, switching the model, takes the model's own
+  /// choices for them: Target::withExecution).
+  std::shared_ptr<const LoadedPlan> streamTargetPlan(const std::string &graph,
+                                                     const std::string &extra,
+                                                     const std::string &streamKeys) {
+    const uint32_t shared =
+        CudaExecutor::workerLimits(device.sharedPerBlockOptin, plan::ExecutionModel::Stream)
+            .sharedBytes;
+    fs::path dir = scratchDir("ti-gpu");
+    std::string target =
+        writeTarget(dir / "target.json", device.arch, device.smCount,
+                    "\"execution\": \"stream\", \"max_registers\": " +
+                        std::to_string(plan::kStreamWorkerRegisters) +
+                        ", \"shared_bytes_per_worker\": " + std::to_string(shared) + ", " +
+                        streamKeys,
+                    plan::kStreamConsumerThreads);
+    auto lp = test::compileModelPlan(graph, dir / "plan",
+                                     "--target-file " + target + " --attention-split-context " +
+                                         std::to_string(splitContext) + " " + extra,
+                                     3);
+    if (lp) {
+      EXPECT_EQ(lp->plan.stream.model, plan::ExecutionModel::Stream);
+    }
+    return lp;
+  }
 };
 
 /// The token fed at step `pos`: bos, then a spread over the vocabulary.
@@ -484,11 +510,12 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWhateverTheCopiesAheadOfTheConsumers) {
   // stops early leaves the producer waiting for a wave that never begins).
   for (const char *ahead : {"0", "256"}) {
     SCOPED_TRACE(std::string("copies ahead: ") + ahead);
-    auto lp = streamPlan("models/tiny.graph", "--ffn-form partials",
-                         std::string("\"stream_stage_bytes\": 256, \"stream_ring_bytes\": 1024, "
-                                     "\"stream_in_flight_bytes\": 512, "
-                                     "\"stream_hand_off_in_flight_bytes\": ") +
-                             ahead);
+    auto lp = streamTargetPlan("models/tiny.graph", "--ffn-form partials",
+                               std::string("\"stream_stage_bytes\": 256, "
+                                           "\"stream_ring_bytes\": 1024, "
+                                           "\"stream_in_flight_bytes\": 512, "
+                                           "\"stream_hand_off_in_flight_bytes\": ") +
+                                   ahead);
     ASSERT_TRUE(lp);
     EXPECT_EQ(lp->plan.stream.inFlightStages, 2u);
     EXPECT_EQ(lp->plan.stream.handOffInFlightStages, std::string(ahead) == "0" ? 0u : 1u);
