@@ -89,6 +89,17 @@ class HandMadeTrace(unittest.TestCase):
                                          "max_us": 6})
         self.assertEqual(tasks["attention"]["median_us"], 2.25)
 
+    def test_streams_by_wave(self):
+        acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
+        # Only wave 0 streams: tasks of 5 and 6 us, 1,000 bytes each; two
+        # workers share 1 GB/s, 0.5 each.
+        rows = tt.streams_by_wave(acc)
+        self.assertEqual(list(rows), ["q+k+v"])
+        r = rows["q+k+v"]
+        self.assertEqual((r["tasks"], r["median_us"], r["median_bytes"]), (2, 5.5, 1000))
+        self.assertAlmostEqual(r["gbs"], 1000 / 5.5 / 1e3, places=12)
+        self.assertAlmostEqual(r["of_share"], 1000 / 5.5 / 1e3 / 0.5, places=12)
+
     def test_quantiles_are_nearest_rank(self):
         v = list(range(1, 11))  # 1..10
         self.assertEqual(tt.quantile(v, 0.1), 1)

@@ -54,9 +54,13 @@ ffn, lm_head) and the accounting of one layer's window.
 After the accounting come two tables that say what is behind its parts: the
 barriers by the opcode of the wave each closes, with the medians of the time
 from the last worker's arrival to the first and to the last departure (the
-barrier itself, not the stragglers it waits for), and every task's duration
-by opcode (10th, 50th and 90th percentiles, the largest: a wave waits for
-its slowest task).
+barrier itself, not the stragglers it waits for), every task's duration by
+opcode (10th, 50th and 90th percentiles, the largest: a wave waits for its
+slowest task), and the tasks that stream weights by wave name: the median
+task's time and bytes, the rate that makes, and that rate against one
+worker's share of the bandwidth (B over the workers). From a trace of
+`tirun bench --worker-mode compute-only`, where nothing waits for memory,
+the last says how much faster than HBM the consumers are.
 
 --png draws every worker's events (tasks by opcode, barrier waits in grey,
 the selection in its own colour), one layer enlarged below (default: the
@@ -337,13 +341,40 @@ def tasks_by_opcode(acc):
                  "p90_us": quantile(d, 0.9), "max_us": max(d)} for op, d in durations.items()}
 
 
+def workers_of(acc):
+    return len({e["tid"] for w in acc.waves for e in w.tasks + w.barriers})
+
+
+def streams_by_wave(acc):
+    """The tasks that stream weights (kind "stream"), by wave name (a layer's
+    waves as one): how many, the median task's duration and weight bytes,
+    the rate those make (GB/s) and that rate over one worker's share of the
+    bandwidth."""
+    rows = {}
+    for w in acc.waves:
+        if w.kind != "stream":
+            continue
+        r = rows.setdefault(pattern_of(w.name), {"us": [], "bytes": []})
+        for t in w.tasks:
+            r["us"].append(t["dur"])
+            r["bytes"].append(t["args"].get("weight_bytes", 0))
+    share = acc.bandwidth_gbs / max(1, workers_of(acc))
+    out = {}
+    for name, r in rows.items():
+        us, nbytes = median(r["us"]), median(r["bytes"])
+        gbs = nbytes / us / 1e3 if us > 0 else 0.0
+        out[name] = {"tasks": len(r["us"]), "median_us": us, "median_bytes": nbytes,
+                     "gbs": gbs, "of_share": gbs / share if share > 0 else 0.0}
+    return out
+
+
 def to_json(acc):
     return {
         "step_us": acc.total,
         "bandwidth_gbs": acc.bandwidth_gbs,
         "weight_bytes": sum(w.weight_bytes for w in acc.waves),
         "kv_bytes": acc.kv_bytes,
-        "workers": len({e["tid"] for w in acc.waves for e in w.tasks + w.barriers}),
+        "workers": workers_of(acc),
         "waves": sum(1 for w in acc.waves if w.index != SELECT_WAVE),
         "barriers": sum(1 for iv in acc.intervals if iv.closed),
         "parts_us": acc.parts(),
@@ -351,6 +382,7 @@ def to_json(acc):
         "other_by_opcode": other_by_opcode(acc),
         "barriers_by_opcode": barriers_by_opcode(acc),
         "tasks_by_opcode": tasks_by_opcode(acc),
+        "streams_by_wave": streams_by_wave(acc),
     }
 
 
@@ -390,6 +422,14 @@ def print_report(acc, out=None):
     for name, r in j["tasks_by_opcode"].items():
         print(f"  {name:<20} {r['tasks']:>6} {r['p10_us']:8.2f} {r['median_us']:8.2f} "
               f"{r['p90_us']:8.2f} {r['max_us']:8.2f}", file=out)
+    share = acc.bandwidth_gbs / max(1, j["workers"])
+    print(f"streaming tasks by wave (medians; a worker's share of {acc.bandwidth_gbs:g} GB/s "
+          f"is {share:.1f}):", file=out)
+    print(f"  {'wave':<14} {'tasks':>6} {'us':>8} {'bytes':>10} {'GB/s':>7} {'x share':>7}",
+          file=out)
+    for name, r in j["streams_by_wave"].items():
+        print(f"  {name:<14} {r['tasks']:>6} {r['median_us']:8.2f} {r['median_bytes']:10.0f} "
+              f"{r['gbs']:7.1f} {r['of_share']:7.2f}", file=out)
 
 
 # --- the picture -------------------------------------------------------------
