@@ -1,9 +1,10 @@
 """Greedy decoding by tirun against Hugging Face Transformers, same weights.
 
-1. A randomly initialised LlamaForCausalLM with the exact Llama-3.2-1B config
-   (seeded; norm scales perturbed around 1 so a dropped scale would show),
-   in BF16, saved with save_pretrained as safetensors (bench/llama_checkpoint.py;
-   WORKDIR/checkpoint is reused when it holds the one for --seed).
+1. A randomly initialised LlamaForCausalLM with the exact config of the
+   graph's published model (seeded; norm scales perturbed around 1 so a
+   dropped scale would show), in BF16, saved with save_pretrained as
+   safetensors (bench/llama_checkpoint.py; WORKDIR/checkpoint-NAME is reused
+   when it holds the one for --seed).
 2. tipack packs that checkpoint for the plan; tirun decodes N greedy steps from
    a fixed prompt and dumps every step's logits (--dump-logits).
 3. Transformers runs the same token sequence (prompt + tirun's tokens) in one
@@ -26,7 +27,7 @@ import torch
 import transformers
 from transformers import LlamaForCausalLM
 
-from llama_checkpoint import build_checkpoint
+from llama_checkpoint import build_checkpoint, graph_name
 
 p = argparse.ArgumentParser()
 p.add_argument("tic")
@@ -39,7 +40,9 @@ p.add_argument("--backend", default="cuda")
 p.add_argument("--seed", type=int, default=1234)
 args = p.parse_args()
 os.makedirs(args.work, exist_ok=True)
-ckpt = build_checkpoint(os.path.join(args.work, "checkpoint"), args.seed)
+model_name = graph_name(args.graph)
+ckpt = build_checkpoint(os.path.join(args.work, f"checkpoint-{model_name}"), args.seed,
+                        model=model_name)
 print(f"transformers {transformers.__version__}, torch {torch.__version__}: checkpoint {ckpt}")
 model = LlamaForCausalLM.from_pretrained(ckpt, dtype=torch.bfloat16, attn_implementation="eager")
 config = model.config

@@ -214,9 +214,9 @@ def prepare(args, commands):
             run([tipack, plan, "--random", "--seed", "1", "-o", weights])
     else:
         from llama_checkpoint import MARKER, build_checkpoint
-        checkpoint = os.path.join(args.work, "checkpoint")
+        checkpoint = os.path.join(args.work, f"checkpoint-{model}")
         try:
-            build_checkpoint(checkpoint, args.seed, log=progress)
+            build_checkpoint(checkpoint, args.seed, log=progress, model=model)
         except Exception as e:
             fail(f"the checkpoint: {type(e).__name__}: {e}")
         weights = stem + "-checkpoint.bin"
