@@ -19,7 +19,10 @@
 #    own start and end shared: --steps-per-launch), and the full step of
 #    the h200 plan in the other FFN form (`tic --ffn-form partials`, its own
 #    packed weights: the build "partials");
-# 3. one table: build, mode, context, ms per token (median), share of floor.
+# 3. one table: build, mode, context, ms per token (median), share of floor;
+#    then the consumers' speed (issue #13, item 7): a traced compute-only
+#    step of the 1B, its streaming tasks by wave against one worker's share
+#    of the bandwidth (bench/trace_timeline.py's last table).
 # On the lent machine ($OUT set) the logs end up in OUTDIR/logs.tgz.
 # Any failure prints FAILED and makes the exit status 1; the last line is PASS
 # or FAIL.
@@ -89,6 +92,17 @@ if compile new "$bin"; then
   }
   steps8 full new-full-8-steps-a-launch
   steps8 stream-only new-stream-only-8-steps-a-launch
+  mkdir -p "$work/consumers"
+  if "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 --sessions 1 --generate 0 \
+       --worker-mode compute-only --trace-dir "$work/consumers" --json "$work/consumers.json" \
+       > "$out/consumers-bench.txt" 2>&1; then
+    gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
+      "$work/consumers.json")
+    python3 bench/trace_timeline.py "$work/consumers/trace-1.json" --bandwidth-gbs "$gbs" \
+      > "$out/consumers.txt" 2>&1 || fail "trace_timeline.py on the compute-only trace (see $out/consumers.txt)"
+  else
+    fail "tirun bench, the traced compute-only step (see $out/consumers-bench.txt)"
+  fi
   rm -f "$work/new.bin" "$work/base.bin"
   if "$bin/tic" models/llama32-1b.graph --target h200 --ffn-form partials -o "$work/partials.fb" &&
      "$bin/tipack" "$work/partials.fb" --random --seed 1 -q -o "$work/partials.bin"; then
@@ -119,5 +133,7 @@ print(f"{'build':8} {'mode':28} {'run':34} {'context':>7} {'ms/token':>9} {'floo
 for build, mode, tag, ctx, ms, share in sorted(rows, key=lambda r: (r[1], r[3], r[2])):
     print(f"{build:8} {mode:28} {tag:34} {ctx:7d} {ms:9.4f} {100 * share:5.1f}%")
 PY
+echo "the consumers, compute-only, context 1:" | tee -a "$out/table.txt"
+sed -n '/^streaming tasks by wave/,$p' "$out/consumers.txt" 2>/dev/null | tee -a "$out/table.txt"
 
 finish
