@@ -189,11 +189,11 @@ def stale(output, inputs):
 def prepare(args, commands):
     """The plan and the weights (and the checkpoint), rebuilt only when stale.
     Returns (model name, plan, weights, checkpoint or None)."""
-    with open(args.graph) as f:
-        found = re.search(r"^\s*graph\s+(\w+)", f.read(), re.M)
-    if not found:
+    from llama_checkpoint import graph_name  # Needs no torch.
+    try:
+        model = graph_name(args.graph)
+    except ValueError:
         fail(f"--graph: {args.graph} names no graph")
-    model = found.group(1)
     os.makedirs(args.work, exist_ok=True)
     stem = os.path.join(args.work, f"{model}-{args.target}")
     tic, tipack = (os.path.join(args.bin, t) for t in ("tic", "tipack"))

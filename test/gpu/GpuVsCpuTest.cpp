@@ -59,13 +59,14 @@ protected:
   /// Compiles `graph` (in the source tree) for a target with `arch` and
   /// `workers` (attention split at splitContext, `extra` tic options) and
   /// packs random weights; returns the loaded plan (null on failure, with a
-  /// test failure recorded).
-  std::shared_ptr<const LoadedPlan> compileAndPack(const std::string &arch, int workers,
-                                                   const std::string &graph = "models/tiny.graph",
-                                                   const std::string &extra = "",
-                                                   const std::string &targetKeys = "") {
+  /// test failure recorded). `threads`: the target file's threads_per_worker.
+  std::shared_ptr<const LoadedPlan>
+  compileAndPack(const std::string &arch, int workers,
+                 const std::string &graph = "models/tiny.graph", const std::string &extra = "",
+                 const std::string &targetKeys = "",
+                 uint32_t threads = CudaExecutor::workerThreads()) {
     fs::path dir = scratchDir("ti-gpu");
-    std::string target = writeTarget(dir / "target.json", arch, workers, targetKeys);
+    std::string target = writeTarget(dir / "target.json", arch, workers, targetKeys, threads);
     return test::compileModelPlan(
         graph, dir / "plan",
         "--target-file " + target + " --attention-split-context " + std::to_string(splitContext) +
@@ -89,17 +90,20 @@ protected:
     if (!IsSkipped() && device.arch != "sm_90")
       GTEST_SKIP() << "the stream worker needs sm_90; " << device.arch << " has no bulk copies";
   }
+  /// The stream worker's shared memory on this GPU, as a target key.
+  std::string streamSharedKey() const {
+    return "\"shared_bytes_per_worker\": " +
+           std::to_string(
+               CudaExecutor::workerLimits(device.sharedPerBlockOptin, plan::ExecutionModel::Stream)
+                   .sharedBytes);
+  }
   /// A plan for the stream worker on this GPU: its shared memory (the ring
   /// needs more than the target file's sm_86 default) and `targetKeys`.
   std::shared_ptr<const LoadedPlan> streamPlan(const std::string &graph = "models/tiny.graph",
                                                const std::string &extra = "",
                                                const std::string &targetKeys = "") {
-    const uint32_t shared =
-        CudaExecutor::workerLimits(device.sharedPerBlockOptin, plan::ExecutionModel::Stream)
-            .sharedBytes;
     auto lp = devicePlan(graph, "--execution stream " + extra,
-                         "\"shared_bytes_per_worker\": " + std::to_string(shared) +
-                             (targetKeys.empty() ? "" : ", " + targetKeys));
+                         streamSharedKey() + (targetKeys.empty() ? "" : ", " + targetKeys));
     if (lp) {
       EXPECT_EQ(lp->plan.stream.model, plan::ExecutionModel::Stream);
     }
@@ -111,21 +115,11 @@ protected:
   std::shared_ptr<const LoadedPlan> streamTargetPlan(const std::string &graph,
                                                      const std::string &extra,
                                                      const std::string &streamKeys) {
-    const uint32_t shared =
-        CudaExecutor::workerLimits(device.sharedPerBlockOptin, plan::ExecutionModel::Stream)
-            .sharedBytes;
-    fs::path dir = scratchDir("ti-gpu");
-    std::string target =
-        writeTarget(dir / "target.json", device.arch, device.smCount,
-                    "\"execution\": \"stream\", \"max_registers\": " +
-                        std::to_string(plan::kStreamWorkerRegisters) +
-                        ", \"shared_bytes_per_worker\": " + std::to_string(shared) + ", " +
-                        streamKeys,
-                    plan::kStreamConsumerThreads);
-    auto lp = test::compileModelPlan(graph, dir / "plan",
-                                     "--target-file " + target + " --attention-split-context " +
-                                         std::to_string(splitContext) + " " + extra,
-                                     3);
+    auto lp = compileAndPack(device.arch, device.smCount, graph, extra,
+                             "\"execution\": \"stream\", \"max_registers\": " +
+                                 std::to_string(plan::kStreamWorkerRegisters) + ", " +
+                                 streamSharedKey() + ", " + streamKeys,
+                             plan::kStreamConsumerThreads);
     if (lp) {
       EXPECT_EQ(lp->plan.stream.model, plan::ExecutionModel::Stream);
     }
