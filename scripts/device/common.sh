@@ -17,10 +17,10 @@ out=${1:-${OUT:-${2:-/tmp/device-check}}}
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# The test binaries name the tools by the absolute path they were built in.
-if [ -n "${TI_BUILT_ROOT:-}" ] && [ ! -e "$TI_BUILT_ROOT" ]; then
-  mkdir -p "$(dirname "$TI_BUILT_ROOT")" && ln -s "$root" "$TI_BUILT_ROOT"
-fi
+# The GPU tests compile their plans with these tools and graphs rather than
+# the paths they were built at (test/support/ModelPlan.h).
+TI_TOOLS_DIR=$(realpath -m "$bin") TI_SOURCE_DIR=$root
+export TI_TOOLS_DIR TI_SOURCE_DIR
 failed=0
 fail() { echo "FAILED: $*" | tee -a "$out/failures.txt"; failed=1; }
 finish() {

@@ -7,13 +7,23 @@
 
 namespace ti::test {
 
+std::string toolsDir() {
+  const char *dir = std::getenv("TI_TOOLS_DIR");
+  return dir && *dir ? dir : TI_TOOLS_DIR;
+}
+
+std::string sourceDir() {
+  const char *dir = std::getenv("TI_SOURCE_DIR");
+  return dir && *dir ? dir : TI_SOURCE_DIR;
+}
+
 std::shared_ptr<const LoadedPlan> compileModelPlan(const std::string &graph,
                                                    const std::filesystem::path &stem,
                                                    const std::string &ticOptions, uint64_t seed) {
   const std::string plan = stem.string() + ".fb", weights = stem.string() + ".bin";
-  const std::string tic = std::string(TI_TOOLS_DIR "/tic ") + TI_SOURCE_DIR + "/" + graph + " " +
-                          ticOptions + " -o " + plan;
-  const std::string tipack = std::string(TI_TOOLS_DIR "/tipack ") + plan + " --random --seed " +
+  const std::string tic =
+      "'" + toolsDir() + "/tic' '" + sourceDir() + "/" + graph + "' " + ticOptions + " -o " + plan;
+  const std::string tipack = "'" + toolsDir() + "/tipack' " + plan + " --random --seed " +
                              std::to_string(seed) + " -q -o " + weights;
   for (const std::string &command : {tic, tipack})
     if (std::system(command.c_str()) != 0) {

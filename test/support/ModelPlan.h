@@ -5,6 +5,11 @@
 // One function for all of them; each test chooses the model, tic's options (a
 // target file, an attention split) and the weights' seed.
 //
+// The tools and the graphs are the build's and the source tree's, unless the
+// environment names other folders: TI_TOOLS_DIR (tic, tipack) and
+// TI_SOURCE_DIR (the repository), as on a GPU machine given the built tools
+// and a copy of the repository at other paths (scripts/device/common.sh).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TI_TEST_SUPPORT_MODELPLAN_H
 #define TI_TEST_SUPPORT_MODELPLAN_H
@@ -17,6 +22,11 @@
 #include <string>
 
 namespace ti::test {
+
+/// The folder of tic and tipack: $TI_TOOLS_DIR, else the build's.
+std::string toolsDir();
+/// The repository: $TI_SOURCE_DIR, else the source tree built from.
+std::string sourceDir();
 
 /// Compiles `graph` (a path in the source tree: "models/tiny.graph") with
 /// `ticOptions` into `stem`.fb, packs random weights of `seed` into `stem`.bin
