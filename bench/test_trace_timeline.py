@@ -88,6 +88,20 @@ class HandMadeTrace(unittest.TestCase):
         self.assertEqual(tasks["gemv"], {"tasks": 2, "p10_us": 5, "median_us": 5.5, "p90_us": 6,
                                          "max_us": 6})
         self.assertEqual(tasks["attention"]["median_us"], 2.25)
+        # No chunk in the events: no per-chunk rows.
+        self.assertNotIn("attention chunk 0", tasks)
+
+    def test_attention_tasks_by_chunk(self):
+        # The same trace with w0's attention task of chunk 0, w1's of chunk 1.
+        events = [dict(e, args=dict(e["args"])) for e in THREE_WAVES]
+        for e, chunk in zip([e for e in events if e["cat"] == "attention"], (0, 1)):
+            e["args"]["chunk"] = chunk
+        tasks = tt.tasks_by_opcode(tt.account(events, bandwidth_gbs=1.0))
+        self.assertEqual(tasks["attention"]["tasks"], 2)
+        self.assertEqual((tasks["attention chunk 0"]["tasks"], tasks["attention chunk 0"]["max_us"]),
+                         (1, 1.5))
+        self.assertEqual((tasks["attention chunks 1+"]["tasks"],
+                          tasks["attention chunks 1+"]["max_us"]), (1, 3))
 
     def test_streams_by_wave(self):
         acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)

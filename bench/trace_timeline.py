@@ -56,7 +56,8 @@ barriers by the opcode of the wave each closes, with the medians of the time
 from the last worker's arrival to the first and to the last departure (the
 barrier itself, not the stragglers it waits for), every task's duration by
 opcode (10th, 50th and 90th percentiles, the largest: a wave waits for its
-slowest task), and the tasks that stream weights by wave name: the median
+slowest task; attention also split into chunk 0 and the others, since in
+short mode only chunk 0's tasks attend), and the tasks that stream weights by wave name: the median
 task's time and bytes, the rate that makes, and that rate against one
 worker's share of the bandwidth (B over the workers). From a trace of
 `tirun bench --worker-mode compute-only`, where nothing waits for memory,
@@ -332,11 +333,18 @@ def barriers_by_opcode(acc):
 
 def tasks_by_opcode(acc):
     """Per opcode, the tasks' durations: count, 10th, 50th and 90th
-    percentiles and the largest, in µs (a wave waits for its slowest)."""
+    percentiles and the largest, in µs (a wave waits for its slowest). An
+    attention trace that names each task's chunk also gets the rows
+    "attention chunk 0" and "attention chunks 1+": in short mode only chunk
+    0's tasks have positions to attend."""
     durations = {}
     for w in acc.waves:
         for t in w.tasks:
             durations.setdefault(w.opcode, []).append(t["dur"])
+            chunk = t.get("args", {}).get("chunk")
+            if w.opcode == "attention" and chunk is not None:
+                row = "attention chunk 0" if chunk == 0 else "attention chunks 1+"
+                durations.setdefault(row, []).append(t["dur"])
     return {op: {"tasks": len(d), "p10_us": quantile(d, 0.1), "median_us": median(d),
                  "p90_us": quantile(d, 0.9), "max_us": max(d)} for op, d in durations.items()}
 

@@ -45,6 +45,11 @@ std::string ti::traceToChromeJson(const plan::Plan &plan,
                 {"rows", {t.rowBegin, t.rowEnd}},
                 {"weight_bytes", t.weightBytes},
                 {"kind", op ? plan::opcodeKindName(plan::opcodeKind(plan::Opcode(t.opcode))) : "?"}};
+        // Which kv head and chunk: in short mode only chunk 0's tasks work.
+        if (plan::Opcode(t.opcode) == plan::Opcode::Attention) {
+          args["kv_head"] = t.aux[0];
+          args["chunk"] = t.aux[1];
+        }
         break;
       }
       case TraceKind::GridBarrier:

@@ -45,4 +45,25 @@ TEST(TraceTest, WritesOneThreadPerWorkerAndACompleteEventPerInterval) {
   EXPECT_EQ(complete[2]["name"], "barrier L0.q+k+v");
   EXPECT_EQ(complete[3]["name"], "barrier (end of step)");
   EXPECT_EQ(complete[3]["tid"], 1);
+  EXPECT_FALSE(complete[1]["args"].contains("chunk")); // Attention's alone.
+}
+
+TEST(TraceTest, NamesAnAttentionTasksKvHeadAndChunk) {
+  plan::Plan p;
+  p.waves = {plan::Wave{"L0.a", plan::BarrierKind::Grid}};
+  plan::TaskRecord t{};
+  t.opcode = static_cast<uint16_t>(plan::Opcode::Attention);
+  t.aux[0] = 3; // kv head
+  t.aux[1] = 5; // chunk
+  p.tasks = {t};
+  std::vector<std::vector<TraceEvent>> workers = {{TraceEvent{0, 10, uint32_t(TraceKind::Task), 0}}};
+  nlohmann::json j = nlohmann::json::parse(traceToChromeJson(p, workers));
+  int found = 0;
+  for (const auto &e : j["traceEvents"])
+    if (e["ph"] == "X") {
+      EXPECT_EQ(e["args"]["kv_head"], 3);
+      EXPECT_EQ(e["args"]["chunk"], 5);
+      ++found;
+    }
+  EXPECT_EQ(found, 1);
 }
