@@ -57,9 +57,9 @@ from the last worker's arrival to the first and to the last departure (the
 barrier itself, not the stragglers it waits for), every task's duration by
 opcode (10th, 50th and 90th percentiles, the largest: a wave waits for its
 slowest task; attention also split into chunk 0 and the others, since in
-short mode only chunk 0's tasks attend), and the tasks that stream weights by wave name: the median
-task's time and bytes, the rate that makes, and that rate against one
-worker's share of the bandwidth (B over the workers). From a trace of
+short mode only chunk 0's tasks attend), and the tasks that stream weights
+by wave name: the median task's time and bytes, the rate that makes, and
+that rate against one worker's share of the bandwidth (B over the workers). From a trace of
 `tirun bench --worker-mode compute-only`, where nothing waits for memory,
 the last says how much faster than HBM the consumers are.
 

@@ -7,15 +7,17 @@
 
 namespace ti::test {
 
-std::string toolsDir() {
-  const char *dir = std::getenv("TI_TOOLS_DIR");
-  return dir && *dir ? dir : TI_TOOLS_DIR;
+namespace {
+/// The folder the environment variable `name` names, else `built`.
+std::string folderFromEnvironment(const char *name, const char *built) {
+  const char *dir = std::getenv(name);
+  return dir && *dir ? dir : built;
 }
+} // namespace
 
-std::string sourceDir() {
-  const char *dir = std::getenv("TI_SOURCE_DIR");
-  return dir && *dir ? dir : TI_SOURCE_DIR;
-}
+std::string toolsDir() { return folderFromEnvironment("TI_TOOLS_DIR", TI_TOOLS_DIR); }
+
+std::string sourceDir() { return folderFromEnvironment("TI_SOURCE_DIR", TI_SOURCE_DIR); }
 
 std::shared_ptr<const LoadedPlan> compileModelPlan(const std::string &graph,
                                                    const std::filesystem::path &stem,
