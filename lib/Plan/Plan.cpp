@@ -59,6 +59,7 @@ const char *ti::plan::barrierKindName(BarrierKind kind) {
   case BarrierKind::None: return "none";
   case BarrierKind::Grid: return "grid";
   case BarrierKind::GridIfLong: return "grid_if_long";
+  case BarrierKind::Tagged: return "tagged";
   }
   return "unknown";
 }

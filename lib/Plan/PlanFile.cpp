@@ -68,6 +68,7 @@ TI_SAME_ENUM(BufferKind, StepState)
 TI_SAME_ENUM(BarrierKind, None)
 TI_SAME_ENUM(BarrierKind, Grid)
 TI_SAME_ENUM(BarrierKind, GridIfLong)
+TI_SAME_ENUM(BarrierKind, Tagged)
 #undef TI_SAME_ENUM
 
 //===----------------------------------------------------------------------===//
@@ -124,7 +125,8 @@ std::string ti::plan::serializePlan(const Plan &plan) {
   std::vector<Offset<fb::Buffer>> buffers;
   for (const Buffer &buf : plan.buffers)
     buffers.push_back(fb::CreateBuffer(
-        b, b.CreateString(buf.name), static_cast<fb::BufferKind>(buf.kind), buf.offset, buf.bytes));
+        b, b.CreateString(buf.name), static_cast<fb::BufferKind>(buf.kind), buf.offset, buf.bytes,
+        buf.tagged));
   std::vector<Offset<fb::Wave>> waves;
   for (const Wave &w : plan.waves)
     waves.push_back(
@@ -293,6 +295,7 @@ Status PlanReader::readBuffer(size_t index, const fb::Buffer &in, Buffer &out) {
   out.kind = static_cast<BufferKind>(kind);
   out.offset = in.offset();
   out.bytes = in.bytes();
+  out.tagged = in.tagged();
   return {};
 }
 

@@ -96,7 +96,10 @@ std::string flagsText(uint16_t flags) {
   } known[] = {{kFlagResidual, "residual"},
                {kFlagVCache, "vcache"},
                {kFlagMergeChunks, "merge_chunks"},
-               {kFlagRecord, "record"}};
+               {kFlagRecord, "record"},
+               {kFlagTaggedIn0, "tagged_in0"},
+               {kFlagTaggedIn1, "tagged_in1"},
+               {kFlagTaggedOut0, "tagged_out0"}};
   std::string text;
   auto append = [&](const char *part) {
     if (!text.empty())
@@ -215,8 +218,8 @@ void ti::plan::printPlanText(const Plan &plan, std::ostream &os) {
   RangeNames arena;
   for (const Buffer &b : plan.buffers) {
     arena.add(b.name, b.offset, b.bytes);
-    os << "buffer " << name(b.name) << " kind=" << bufferKind(b.kind) << " offset=" << b.offset
-       << " bytes=" << b.bytes << '\n';
+    os << "buffer " << name(b.name) << " kind=" << bufferKind(b.kind) << (b.tagged ? " tagged" : "")
+       << " offset=" << b.offset << " bytes=" << b.bytes << '\n';
   }
   arena.finish();
 

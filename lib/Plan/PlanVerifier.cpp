@@ -15,11 +15,13 @@
 //    bytes as its segments' bf16 elements, each segment inside its checkpoint
 //    shape; tensors disjoint; the layout hash matches.
 // c. Buffers: known kinds, aligned, inside the arena, disjoint; the one-of
-//    kinds at most once; token slots and step state big enough.
+//    kinds at most once; token slots and step state big enough; tagged ones
+//    (Tagged.h) activations or attention workspaces only.
 // d. Bounds (if b and c hold): every access of every task, in both modes (see
 //    TaskAccesses.h), inside one packed tensor or one buffer of a kind its
-//    operand may use; a cache access starts at its cache buffer and stays in
-//    a row.
+//    operand may use, tagged exactly when the buffer is (the task's
+//    kFlagTagged* flags say which operands are); a cache access starts at its
+//    cache buffer and stays in a row.
 // e. SelectToken: one per worker, all in wave 0, exactly one recording.
 //    Layers (if b and c hold): every task of one attention workspace has the
 //    same geometry, and the workspace is AttentionWorkspace's size; every K/V
@@ -39,7 +41,11 @@
 //       active barriers answers in O(1)) is fine as a whole and, if earlier,
 //       covers the read. Otherwise its single writes are looked at: one in the
 //       same wave is a hazard; one by another worker is a missing barrier
-//       (read after write, or write after read); an earlier one covers.
+//       (read after write, or write after read), except that a tagged read
+//       of an earlier wave's write needs none (it waits for the write's tag;
+//       a write after a read is never ordered by tags); an earlier one
+//       covers. Every wait of a tagged read is thus for a strictly earlier
+//       wave, so the waits cannot form a cycle.
 //       A valid plan thus costs O(reads x log) plus a few writes per read.
 //    3. A read of a buffer not carried across steps (all but the K/V caches,
 //       candidates, prompt), or of a cache's row pos, must be covered; the
@@ -49,6 +55,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/PlanVerifier.h"
+#include "ti/Plan/Tagged.h"
 #include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/TaskAccesses.h"
 #include "ti/Plan/WorkerLayout.h"
@@ -162,7 +169,7 @@ void Verifier::checkHeader() {
   if (plan.waves.empty() || plan.waves.size() > 0x10000)
     error("plan has " + num(plan.waves.size()) + " waves (1 to 65536 can be numbered)");
   for (size_t w = 0; w < plan.waves.size(); ++w)
-    if (static_cast<unsigned>(plan.waves[w].barrier) > 2)
+    if (static_cast<unsigned>(plan.waves[w].barrier) > static_cast<unsigned>(BarrierKind::Tagged))
       error("wave " + num(w) + " '" + plan.waves[w].name + "' has unknown barrier kind " +
             num(static_cast<unsigned>(plan.waves[w].barrier)));
   if (!plan.waves.empty() && plan.waves.back().barrier != BarrierKind::Grid)
@@ -242,9 +249,17 @@ void Verifier::checkTask(size_t index) {
   }
   auto op = static_cast<Opcode>(t.opcode);
 
+  // The tagged operands each opcode's executors implement (Tagged.h).
   uint16_t allowed = op == Opcode::SelectToken ? kFlagRecord
-                     : op == Opcode::Gemv      ? kFlagResidual | kFlagVCache | kFlagMergeChunks
-                                               : 0;
+                     : op == Opcode::Gemv      ? kFlagResidual | kFlagVCache | kFlagMergeChunks |
+                                                kTaggedFlags
+                     : op == Opcode::GateUp || op == Opcode::Attention
+                         ? kFlagTaggedIn0 | kFlagTaggedOut0
+                     : op == Opcode::LmHead ? kFlagTaggedIn0
+                     : op == Opcode::Embed  ? kFlagTaggedOut0
+                                            : 0;
+  if (op == Opcode::Gemv && !(t.flags & kFlagResidual))
+    allowed &= ~kFlagTaggedIn1;
   if (t.flags & ~kKnownFlags)
     error(who + " has unknown flags " + hex(t.flags & ~kKnownFlags));
   else if (t.flags & ~allowed)
@@ -466,6 +481,8 @@ void Verifier::checkBuffers() {
     if (b.bytes < least)
       error(who + " has " + num(b.bytes) + " bytes, a " + bufferKindName(b.kind) + " needs " +
             num(least));
+    if (b.tagged && b.kind != BufferKind::Activation && b.kind != BufferKind::AttentionWorkspace)
+      error(who + " is tagged, and a " + bufferKindName(b.kind) + " buffer cannot be");
   }
   buffersByOffset.resize(plan.buffers.size());
   for (uint32_t i = 0; i < buffersByOffset.size(); ++i)
@@ -522,6 +539,8 @@ void Verifier::checkBounds(ModeAccesses &mode) {
       else if (!(a.expectedKinds & kindBit(b->kind)))
         message = who() + "A" + span(begin, end) + " is in buffer '" + b->name + "' (" +
                   bufferKindName(b->kind) + "), the wrong kind for this operand";
+      else if (!isCache && a.tagged != b->tagged)
+        message = who() + "A" + span(begin, end) + (a.tagged ? " is read or written as tagged" : " is read or written as plain f32") + " values, and buffer '" + b->name + "' " + (b->tagged ? "is tagged" : "is not tagged");
       else if (isCache && a.cacheBase != b->offset)
         message = who() + "cache at A[+" + num(a.cacheBase) + "] does not start at buffer '" +
                   b->name + "'";
@@ -602,9 +621,10 @@ void Verifier::checkLayers() {
         continue;
       const Buffer &b = plan.buffers[home];
       const AttentionWorkspace ws = AttentionWorkspace::of(t.geometry);
-      if (t.out[0] != b.offset || b.bytes != ws.elements() * kActivationBytes) {
+      const uint64_t bytes = ws.elements() * (b.tagged ? kTaggedBytes : kActivationBytes);
+      if (t.out[0] != b.offset || b.bytes != bytes) {
         error(describe(i) + " out[0]: workspace '" + b.name + "' [+" + num(b.offset) + ", +" +
-              num(b.bytes) + ") is not the " + num(ws.elements() * kActivationBytes) +
+              num(b.bytes) + ") is not the " + num(bytes) +
               " bytes from out[0] that its geometry (" + geometryText(t.geometry) + ") lays out");
         continue;
       }
@@ -649,6 +669,7 @@ struct Item {
   uint16_t wave, worker;
   uint32_t domain; // 0: arena bytes, 1: cache row pos.
   bool write, needsWriter;
+  bool tagged; // A read that waits for the step's tags (Tagged.h).
 };
 
 /// Writes of one wave that tile a range back to back (a wave's slices of one
@@ -717,7 +738,8 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
     BufferKind kind = plan.buffers[mode.home[i]].kind;
     bool carried = kind == BufferKind::KCache || kind == BufferKind::VCache ||
                    kind == BufferKind::Candidates || kind == BufferKind::Prompt;
-    Item item{a.begin, a.end, mode.task[i], mode.home[i], t.wave, t.worker, 0, a.write, !carried};
+    Item item{a.begin,   a.end,   mode.task[i], mode.home[i], t.wave,
+              t.worker,  0,       a.write,      !carried,     a.tagged};
     switch (a.kind) {
     case AccessKind::Plain: break;
     case AccessKind::CacheHistory:
@@ -791,7 +813,9 @@ std::vector<std::string> Verifier::hazards(const ModeAccesses &mode, StepMode st
           report(describe(w.task) + " writes " + where(r, begin, end) + " that " +
                  describe(r.task) + " of the same wave reads");
         } else if (w.wave < r.wave) {
-          if (w.worker != r.worker && !ordered(w.wave, r.wave))
+          // A tagged read waits for the write itself; a plain one needs a
+          // grid barrier between the waves.
+          if (w.worker != r.worker && !r.tagged && !ordered(w.wave, r.wave))
             missingBarrier(w.wave, r.wave, [&] {
               return describe(r.task) + " reads " + where(r, begin, end) + " written by " +
                      describe(w.task);

@@ -11,6 +11,7 @@
 #include "ti/Plan/TaskAccesses.h"
 
 #include "ti/Plan/AttentionLayout.h"
+#include "ti/Plan/Tagged.h"
 
 #include <algorithm>
 
@@ -38,11 +39,25 @@ class AccessListBuilder {
 public:
   AccessListBuilder(const Plan &plan, const TaskRecord &task, StepMode mode,
                     std::vector<Access> &out)
-      : plan(plan), t(task), isLong(mode == StepMode::Long), out(out) {}
+      : plan(plan), t(task), isLong(mode == StepMode::Long), out(out),
+        eIn0(elementBytes(Operand::In0)), eIn1(elementBytes(Operand::In1)),
+        eOut0(elementBytes(Operand::Out0)) {}
 
   void run();
 
 private:
+  /// Whether the record's flags make an operand tagged (TaskRecord.h).
+  bool taggedOperand(Operand op) const {
+    switch (op) {
+    case Operand::In0: return t.flags & kFlagTaggedIn0;
+    case Operand::In1: return t.flags & kFlagTaggedIn1;
+    case Operand::Out0: return t.flags & kFlagTaggedOut0;
+    default: return false;
+    }
+  }
+  /// The bytes of an f32 operand's element: tagged (Tagged.h) or plain.
+  uint64_t elementBytes(Operand op) const { return taggedOperand(op) ? kTaggedBytes : kA; }
+
   void weights(Operand op, uint64_t begin, uint64_t bytes) {
     Access a;
     a.space = Space::Weights;
@@ -58,6 +73,7 @@ private:
     a.begin = begin;
     a.end = add(begin, bytes);
     a.expectedKinds = kindBit(kind);
+    a.tagged = taggedOperand(op);
     out.push_back(a);
   }
   void cache(AccessKind kind, Operand op, bool write, uint64_t base, uint64_t colBegin,
@@ -88,6 +104,7 @@ private:
   const TaskRecord &t;
   bool isLong;
   std::vector<Access> &out;
+  uint64_t eIn0, eIn1, eOut0; // elementBytes of each f32 operand.
 };
 
 void AccessListBuilder::selectToken() {
@@ -102,7 +119,7 @@ void AccessListBuilder::embed() {
   // The row read depends on the token: the whole table is the access.
   weights(Operand::Weight, t.weight, mul(mul(t.aux[1], t.aux[0]), kW));
   plain(Operand::In0, false, add(t.in[0], kT * t.worker), kT, BufferKind::TokenSlots);
-  plain(Operand::Out0, true, add(t.out[0], kA * t.rowBegin), kA * (t.rowEnd - t.rowBegin),
+  plain(Operand::Out0, true, add(t.out[0], eOut0 * t.rowBegin), eOut0 * (t.rowEnd - t.rowBegin),
         BufferKind::Activation);
 }
 
@@ -116,13 +133,14 @@ void AccessListBuilder::gemv(bool lmHead) {
     // which follow them (AttentionLayout.h).
     const AttentionWorkspace ws = AttentionWorkspace::of(t.geometry);
     const uint64_t elements = isLong ? ws.elements() : k;
-    plain(Operand::In0, false, t.in[0], mul(elements, kA), BufferKind::AttentionWorkspace);
+    plain(Operand::In0, false, t.in[0], mul(elements, eIn0), BufferKind::AttentionWorkspace);
   } else {
-    plain(Operand::In0, false, t.in[0], mul(k, kA), BufferKind::Activation);
+    plain(Operand::In0, false, t.in[0], mul(k, eIn0), BufferKind::Activation);
   }
   if (!lmHead && (t.flags & kFlagResidual))
-    plain(Operand::In1, false, add(t.in[1], kA * t.rowBegin), kA * rows, BufferKind::Activation);
-  plain(Operand::Out0, true, add(t.out[0], kA * t.rowBegin), kA * rows,
+    plain(Operand::In1, false, add(t.in[1], eIn1 * t.rowBegin), eIn1 * rows,
+          BufferKind::Activation);
+  plain(Operand::Out0, true, add(t.out[0], eOut0 * t.rowBegin), eOut0 * rows,
         lmHead ? BufferKind::Logits : BufferKind::Activation);
   if (lmHead) {
     plain(Operand::Out1, true, add(t.out[1], mul(t.aux[1], sizeof(Candidate))), sizeof(Candidate),
@@ -146,28 +164,28 @@ void AccessListBuilder::attention() {
   const AttentionWorkspace ws = AttentionWorkspace::of(geo);
   // This kv head's columns of a cache row, in bytes.
   const uint64_t colBegin = kC * g * d, colEnd = kC * (g + 1) * d;
-  auto at = [&](uint64_t element) { return add(t.out[0], mul(element, kA)); };
+  auto at = [&](uint64_t element) { return add(t.out[0], mul(element, eOut0)); };
   // q of the group's heads, and k and v of head g, from the stacked q|k|v
   // vector (every chunk is assumed to read them: chunk 0 stores k, the chunk
   // of position pos uses both).
   const uint64_t q = geo.qRows(), kv = geo.kvRows();
-  plain(Operand::In0, false, add(t.in[0], firstHead * d * kA), group * d * kA,
+  plain(Operand::In0, false, add(t.in[0], firstHead * d * eIn0), group * d * eIn0,
         BufferKind::Activation);
-  plain(Operand::In0, false, add(t.in[0], (q + g * d) * kA), d * kA, BufferKind::Activation);
-  plain(Operand::In0, false, add(t.in[0], (q + kv + g * d) * kA), d * kA,
+  plain(Operand::In0, false, add(t.in[0], (q + g * d) * eIn0), d * eIn0, BufferKind::Activation);
+  plain(Operand::In0, false, add(t.in[0], (q + kv + g * d) * eIn0), d * eIn0,
         BufferKind::Activation);
-  // Keys before pos come from the cache; the key at pos from in[0], never row
-  // pos. The V cache's row pos counts as read (the CPU executor reads it).
+  // Keys and values before pos come from the caches; those at pos from in[0],
+  // never from row pos of either cache.
   cache(AccessKind::CacheHistory, Operand::In1, false, t.in[1], colBegin, colEnd,
         BufferKind::KCache);
   if (c == 0)
     cache(AccessKind::CacheRow, Operand::Out1, true, t.out[1], colBegin, colEnd,
           BufferKind::KCache);
   cache(AccessKind::CacheHistory, Operand::In2, false, t.in[2], colBegin, colEnd,
-        BufferKind::VCache, /*inclusive=*/true);
-  plain(Operand::Out0, true, at(ws.partials(uint32_t(c), firstHead)), group * d * kA,
+        BufferKind::VCache);
+  plain(Operand::Out0, true, at(ws.partials(uint32_t(c), firstHead)), group * d * eOut0,
         BufferKind::AttentionWorkspace);
-  plain(Operand::Out0, true, at(ws.stats(uint32_t(c), firstHead)), group * 2 * kA,
+  plain(Operand::Out0, true, at(ws.stats(uint32_t(c), firstHead)), group * 2 * eOut0,
         BufferKind::AttentionWorkspace);
 }
 
@@ -177,8 +195,9 @@ void AccessListBuilder::gateUp() {
   weights(Operand::Weight, t.weight, mul(mul(streamSegmentCount(Opcode::GateUp) * rows, k), kW));
   if (t.norm != kNone)
     weights(Operand::Norm, t.norm, mul(k, kW));
-  plain(Operand::In0, false, t.in[0], mul(k, kA), BufferKind::Activation);
-  plain(Operand::Out0, true, add(t.out[0], kA * t.rowBegin), kA * rows, BufferKind::Activation);
+  plain(Operand::In0, false, t.in[0], mul(k, eIn0), BufferKind::Activation);
+  plain(Operand::Out0, true, add(t.out[0], eOut0 * t.rowBegin), eOut0 * rows,
+        BufferKind::Activation);
 }
 
 void AccessListBuilder::ffnPartial() {

@@ -13,6 +13,8 @@
 
 #include "CpuOps.h"
 
+#include "ti/Plan/Tagged.h"
+
 #include <barrier>
 #include <chrono>
 #include <cstdlib>
@@ -28,6 +30,8 @@ struct CpuExecutor::Impl {
   uint8_t *arena = nullptr;
   unsigned threadCount = 1;
   double lastLaunchMs = -1; // -1: nothing launched yet.
+  uint32_t nextTag = 1;      // The next launch's tag base (Tagged.h).
+  TagCheck tagCheck;
 
   // The pool: workers wait at `start`, run `job`, meet at `done`.
   std::vector<std::thread> pool;
@@ -97,6 +101,10 @@ Status CpuExecutor::restoreArena(const std::vector<uint8_t> &arena) {
     return Status::error("the saved arena has " + std::to_string(arena.size()) +
                          " bytes, the plan's has " + std::to_string(impl->lp->plan.arenaBytes));
   std::memcpy(impl->arena, arena.data(), arena.size());
+  // Another executor's tags may be this one's future ones (Tagged.h).
+  for (const plan::Buffer &b : impl->lp->plan.buffers)
+    if (b.tagged)
+      std::memset(impl->arena + b.offset, 0, b.bytes);
   return Status();
 }
 
@@ -154,7 +162,10 @@ StatusOr<plan::StepState> CpuExecutor::launch(const LaunchArgs &args) {
   uint32_t candidateCount = candidates->bytes / sizeof(plan::Candidate);
   const auto *cands = reinterpret_cast<const plan::Candidate *>(impl->arena + candidates->offset);
 
-  TaskContext ctx{&p, lp.weights->data(), impl->arena, 0, false};
+  const uint32_t tagBase = impl->nextTag;
+  impl->nextTag += plan::kMaxStepsPerLaunch;
+  impl->tagCheck.clear();
+  TaskContext ctx{&p, lp.weights->data(), impl->arena, 0, false, 0, &impl->tagCheck};
   for (int32_t s = 0;; ++s) {
     // Wave 0: every worker's SelectToken. They all compute the same token;
     // the recording one also updates the StepState.
@@ -173,6 +184,7 @@ StatusOr<plan::StepState> CpuExecutor::launch(const LaunchArgs &args) {
       break;
     ctx.pos = args.startPos + s;
     ctx.longMode = uint32_t(ctx.pos + 1) > p.attention.splitContext;
+    ctx.tag = plan::stepTag(tagBase, s);
     for (size_t w = 0; w < lp.waveTasks.size(); ++w) {
       const std::vector<uint32_t> &tasks = lp.waveTasks[w];
       impl->parallel([&](unsigned thread) {
@@ -180,6 +192,12 @@ StatusOr<plan::StepState> CpuExecutor::launch(const LaunchArgs &args) {
           impl->runTask(ctx, p.tasks[tasks[i]]);
       });
     }
+    if (const plan::TaskRecord *t = impl->tagCheck.first())
+      return Status::error("task #" + std::to_string(t - p.tasks.data()) + " (" +
+                           plan::opcodeName(t->opcode) + " on worker " +
+                           std::to_string(t->worker) + ", wave " + std::to_string(t->wave) +
+                           ") read a tagged value that no task had written in step " +
+                           std::to_string(s) + ": the plan's order is wrong");
   }
   impl->lastLaunchMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -9,6 +9,7 @@
 #include "CpuOps.h"
 
 #include "ti/Plan/AttentionLayout.h"
+#include "ti/Plan/Tagged.h"
 #include "ti/Support/Bf16.h"
 
 #include <algorithm>
@@ -30,6 +31,61 @@ float *arenaF32(const TaskContext &c, uint64_t offset) {
 }
 uint16_t *arenaBf16(const TaskContext &c, uint64_t offset) {
   return reinterpret_cast<uint16_t *>(c.arena + offset);
+}
+
+/// An f32 operand of a task in the arena: plain, or tagged (Tagged.h). A
+/// tagged element is written with the step's tag, and a read that finds
+/// another tag (a value no task has written yet in this step) is reported to
+/// the executor (TagCheck): the CPU runs the waves in order, so such a read is
+/// an ordering the plan gets wrong.
+class F32Operand {
+public:
+  F32Operand(const TaskContext &c, const TaskRecord &t, uint64_t offset, bool tagged)
+      : c_(c), t_(t), at_(c.arena + offset), tagged_(tagged) {}
+
+  float operator[](uint64_t i) const {
+    if (!tagged_) {
+      float v;
+      std::memcpy(&v, at_ + i * plan::kActivationBytes, sizeof v);
+      return v;
+    }
+    uint64_t e;
+    std::memcpy(&e, at_ + i * plan::kTaggedBytes, sizeof e);
+    if (plan::tagOf(e) != c_.tag)
+      c_.tagCheck->report(t_);
+    return plan::valueOf(e);
+  }
+  void set(uint64_t i, float v) const {
+    if (!tagged_) {
+      std::memcpy(at_ + i * plan::kActivationBytes, &v, sizeof v);
+      return;
+    }
+    const uint64_t e = plan::packTagged(v, c_.tag);
+    std::memcpy(at_ + i * plan::kTaggedBytes, &e, sizeof e);
+  }
+  /// Elements [begin, begin + n).
+  std::vector<float> read(uint64_t begin, uint64_t n) const {
+    std::vector<float> v(n);
+    for (uint64_t i = 0; i < n; ++i)
+      v[i] = (*this)[begin + i];
+    return v;
+  }
+
+private:
+  const TaskContext &c_;
+  const TaskRecord &t_;
+  uint8_t *at_;
+  bool tagged_;
+};
+
+F32Operand in0(const TaskContext &c, const TaskRecord &t) {
+  return F32Operand(c, t, t.in[0], t.flags & plan::kFlagTaggedIn0);
+}
+F32Operand in1(const TaskContext &c, const TaskRecord &t) {
+  return F32Operand(c, t, t.in[1], t.flags & plan::kFlagTaggedIn1);
+}
+F32Operand out0(const TaskContext &c, const TaskRecord &t) {
+  return F32Operand(c, t, t.out[0], t.flags & plan::kFlagTaggedOut0);
 }
 
 float dotBf16(const uint16_t *w, const float *x, uint32_t n) {
@@ -102,13 +158,20 @@ AttentionShape attentionShape(const TaskRecord &t) {
 /// stores it), returned as floats.
 std::vector<float> currentKey(const TaskContext &c, const TaskRecord &t, const AttentionShape &s,
                               const float *invFreq) {
-  const float *qkv = arenaF32(c, t.in[0]);
-  uint32_t g = t.aux[0];
-  std::vector<float> k(qkv + s.q + g * s.headDim, qkv + s.q + (g + 1) * s.headDim);
+  std::vector<float> k = in0(c, t).read(s.q + t.aux[0] * s.headDim, s.headDim);
   rope(invFreq, c.pos, k.data(), s.headDim);
   for (float &x : k)
     x = bf16ToFloat(floatToBf16(x));
   return k;
+}
+
+/// This step's value for kv head g, rounded to bf16 (as the cache stores it).
+std::vector<float> currentValue(const TaskContext &c, const TaskRecord &t,
+                                const AttentionShape &s) {
+  std::vector<float> v = in0(c, t).read(s.q + s.kv + t.aux[0] * s.headDim, s.headDim);
+  for (float &x : v)
+    x = bf16ToFloat(floatToBf16(x));
+  return v;
 }
 
 /// Score of rotated query `q` against the key at position j.
@@ -120,16 +183,18 @@ float score(const TaskContext &c, const TaskRecord &t, const AttentionShape &s, 
   return scale * dotBf16(k, q, s.headDim);
 }
 
-/// out[:] = sum over j in [jb, je) of weight_j * V[j] (head g), weights given.
+/// out[:] = sum over j in [jb, je) of weight_j * V[j] (head g), weights given;
+/// V[pos] is `vNow`, never the cache's row pos.
 void weightedValues(const TaskContext &c, const TaskRecord &t, const AttentionShape &s,
-                    const float *weights, int32_t jb, int32_t je, float *out) {
+                    const float *weights, int32_t jb, int32_t je,
+                    const std::vector<float> &vNow, float *out) {
   std::fill(out, out + s.headDim, 0.0f);
   const uint16_t *v = arenaBf16(c, t.in[2]) + t.aux[0] * s.headDim;
   for (int32_t j = jb; j < je; ++j) {
     const uint16_t *row = v + uint64_t(j) * s.kv;
     float w = weights[j - jb];
     for (uint32_t i = 0; i < s.headDim; ++i)
-      out[i] += w * bf16ToFloat(row[i]);
+      out[i] += w * (j == c.pos ? vNow[i] : bf16ToFloat(row[i]));
   }
 }
 
@@ -142,9 +207,9 @@ void cpu::runSelectToken(const TaskContext &, const TaskRecord &) {}
 void cpu::runEmbed(const TaskContext &c, const TaskRecord &t) {
   int32_t token = reinterpret_cast<const int32_t *>(c.arena + t.in[0])[t.worker];
   const uint16_t *row = weightsAt(c, t.weight) + uint64_t(token) * t.aux[0];
-  float *x = arenaF32(c, t.out[0]);
+  const F32Operand x = out0(c, t);
   for (uint32_t h = t.rowBegin; h < t.rowEnd; ++h)
-    x[h] = bf16ToFloat(row[h]);
+    x.set(h, bf16ToFloat(row[h]));
 }
 
 namespace {
@@ -152,9 +217,9 @@ namespace {
 /// their statistics (TaskRecord.h).
 void gemvInput(const TaskContext &c, const TaskRecord &t, std::vector<float> &x) {
   uint32_t k = t.aux[0];
-  const float *in = arenaF32(c, t.in[0]);
+  const F32Operand in = in0(c, t);
   if (!(t.flags & plan::kFlagMergeChunks) || !c.longMode) {
-    normalizeInput(c, t, in, k, x);
+    normalizeInput(c, t, in.read(0, k).data(), k, x);
     return;
   }
   const plan::HeadGeometry &g = t.geometry;
@@ -165,8 +230,8 @@ void gemvInput(const TaskContext &c, const TaskRecord &t, std::vector<float> &x)
     for (uint32_t ch = 0; ch < g.chunks; ++ch)
       m = std::max(m, in[ws.stats(ch, h)]);
     for (uint32_t ch = 0; ch < g.chunks; ++ch) {
-      const float *st = in + ws.stats(ch, h);
-      weights[ch] = st[1] * std::exp(st[0] - m);
+      const uint64_t st = ws.stats(ch, h);
+      weights[ch] = in[st + 1] * std::exp(in[st] - m);
       l += weights[ch];
     }
     for (uint32_t i = 0; i < g.headDim; ++i) {
@@ -185,13 +250,13 @@ void cpu::runGemv(const TaskContext &c, const TaskRecord &t) {
   gemvInput(c, t, x);
   uint32_t k = t.aux[0];
   const uint16_t *w = weightsAt(c, t.weight);
-  float *y = arenaF32(c, t.out[0]);
-  const float *residual = (t.flags & plan::kFlagResidual) ? arenaF32(c, t.in[1]) : nullptr;
+  const F32Operand y = out0(c, t), residual = in1(c, t);
+  const bool addResidual = t.flags & plan::kFlagResidual;
   for (uint32_t i = t.rowBegin; i < t.rowEnd; ++i) {
     float v = dotBf16(w + uint64_t(i - t.rowBegin) * k, x.data(), k);
-    if (residual)
+    if (addResidual)
       v = residual[i] + v;
-    y[i] = v;
+    y.set(i, v);
     if ((t.flags & plan::kFlagVCache) && i >= t.aux[1])
       arenaBf16(c, t.out[1])[uint64_t(c.pos) * t.geometry.kvRows() + (i - t.aux[1])] =
           floatToBf16(v);
@@ -204,15 +269,15 @@ void cpu::runGateUp(const TaskContext &c, const TaskRecord &t) {
   const uint32_t k = t.aux[0], n = t.rowEnd - t.rowBegin;
   const uint16_t *gate = weightsAt(c, t.weight);
   const uint16_t *up = gate + uint64_t(n) * k;
-  float *y = arenaF32(c, t.out[0]);
+  const F32Operand y = out0(c, t);
   for (uint32_t u = 0; u < n; ++u)
-    y[t.rowBegin + u] =
-        silu(dotBf16(gate + uint64_t(u) * k, x.data(), k)) * dotBf16(up + uint64_t(u) * k, x.data(), k);
+    y.set(t.rowBegin + u, silu(dotBf16(gate + uint64_t(u) * k, x.data(), k)) *
+                              dotBf16(up + uint64_t(u) * k, x.data(), k));
 }
 
 void cpu::runLmHead(const TaskContext &c, const TaskRecord &t) {
   std::vector<float> x;
-  normalizeInput(c, t, arenaF32(c, t.in[0]), t.aux[0], x);
+  normalizeInput(c, t, in0(c, t).read(0, t.aux[0]).data(), t.aux[0], x);
   uint32_t k = t.aux[0];
   const uint16_t *w = weightsAt(c, t.weight);
   float *logits = arenaF32(c, t.out[0]);
@@ -242,6 +307,7 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
     return;
 
   std::vector<float> kNow = currentKey(c, t, s, invFreq);
+  const std::vector<float> vNow = currentValue(c, t, s);
   if (s.chunk == 0) {
     uint16_t *cacheRow = arenaBf16(c, t.out[1]) + uint64_t(c.pos) * s.kv + t.aux[0] * s.headDim;
     for (uint32_t i = 0; i < s.headDim; ++i)
@@ -249,11 +315,10 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
   }
   int32_t jb = c.longMode ? int32_t(int64_t(s.chunk) * ctx / s.chunks) : 0;
   int32_t je = c.longMode ? int32_t(int64_t(s.chunk + 1) * ctx / s.chunks) : ctx;
-  float *ws = arenaF32(c, t.out[0]);
-  const float *qkv = arenaF32(c, t.in[0]);
-  std::vector<float> q(s.headDim), scores(je - jb), weights(je - jb);
+  const F32Operand ws = out0(c, t);
+  std::vector<float> scores(je - jb), weights(je - jb), out(s.headDim);
   for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {
-    std::copy(qkv + h * s.headDim, qkv + (h + 1) * s.headDim, q.begin());
+    std::vector<float> q = in0(c, t).read(h * s.headDim, s.headDim);
     rope(invFreq, c.pos, q.data(), s.headDim);
     float m = -INFINITY;
     for (int32_t j = jb; j < je; ++j) {
@@ -268,9 +333,11 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
     }
     for (float &w : weights)
       w /= l;
-    weightedValues(c, t, s, weights.data(), jb, je, ws + s.ws.partials(s.chunk, h));
-    ws[s.ws.stats(s.chunk, h)] = m;
-    ws[s.ws.stats(s.chunk, h) + 1] = l;
+    weightedValues(c, t, s, weights.data(), jb, je, vNow, out.data());
+    for (uint32_t i = 0; i < s.headDim; ++i)
+      ws.set(s.ws.partials(s.chunk, h) + i, out[i]);
+    ws.set(s.ws.stats(s.chunk, h), m);
+    ws.set(s.ws.stats(s.chunk, h) + 1, l);
   }
 }
 

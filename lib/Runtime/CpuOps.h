@@ -11,9 +11,25 @@
 
 #include "ti/Plan/Plan.h"
 
+#include <atomic>
 #include <cstdint>
 
 namespace ti::cpu {
+
+/// The first task that read a tagged value of another step (thread-safe).
+class TagCheck {
+public:
+  void report(const plan::TaskRecord &t) {
+    const plan::TaskRecord *none = nullptr;
+    first_.compare_exchange_strong(none, &t);
+  }
+  /// The task, or null; clear() forgets it.
+  const plan::TaskRecord *first() const { return first_.load(); }
+  void clear() { first_.store(nullptr); }
+
+private:
+  std::atomic<const plan::TaskRecord *> first_{nullptr};
+};
 
 /// What a task needs besides its record: where things are, and the step.
 struct TaskContext {
@@ -22,6 +38,8 @@ struct TaskContext {
   uint8_t *arena;
   int32_t pos;            // The step's position.
   bool longMode;          // ctx > the plan's split context.
+  uint32_t tag;           // The step's tag (Tagged.h).
+  TagCheck *tagCheck;     // Where a read of another step's tag is reported.
 };
 
 // One per line of Opcodes.def: the executor's dispatch calls run<Name>.

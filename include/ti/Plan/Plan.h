@@ -24,7 +24,7 @@
 namespace ti::plan {
 
 /// Bumped on any change a reader of the previous version would misread.
-constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kFormatVersion = 4;
 /// The FlatBuffers file identifier (4 bytes).
 constexpr const char *kFileIdentifier = "TIPL";
 /// Every packed tensor starts at a multiple of this in the weights data.
@@ -99,12 +99,16 @@ struct Buffer {
   BufferKind kind = BufferKind::Activation;
   uint64_t offset = 0; // In the arena.
   uint64_t bytes = 0;
+  /// Its elements are tagged f32 (Tagged.h): 8 bytes each, the value and the
+  /// step's tag. Activation and AttentionWorkspace buffers only.
+  bool tagged = false;
 };
 
 enum class BarrierKind : uint8_t {
   None = 0,              // No barrier after this wave: nothing after it needs one.
   Grid = 1,              // A grid barrier after this wave.
   GridIfLong = 2,        // A grid barrier only in long mode (ctx > splitContext).
+  Tagged = 3,            // No barrier: later waves wait for this one's tagged values.
 };
 const char *barrierKindName(BarrierKind kind);
 

@@ -56,6 +56,9 @@ struct Access {
   bool includesCurrentRow = false; // CacheHistory: rows <= pos.
   /// Arena: the buffer kinds this operand may live in (bit 1 << BufferKind).
   uint32_t expectedKinds = 0;
+  /// Plain arena accesses: the operand is tagged f32 (its kFlagTagged* flag);
+  /// a tagged read waits for every element's tag of the step.
+  bool tagged = false;
 
   /// The bytes this access may touch at any position: for the cache kinds,
   /// every row of the cache (saturating; a huge range fails bounds checks).

@@ -82,6 +82,15 @@
 //               at out[1]: largest value, lowest row on ties; a non-finite logit
 //               makes the candidate (NaN, that row).
 //
+// Tagged operands. With kFlagTaggedIn0, kFlagTaggedIn1 or kFlagTaggedOut0
+// the f32 vector at in[0], in[1] or out[0] is tagged (Tagged.h): element i is
+// the 8 bytes at offset + 8i, the value and the tag of the step that wrote
+// it; a writer stores the step's tag with each value, a reader uses an
+// element once it carries the step's tag. Which opcodes take which: Embed
+// out[0]; Gemv in[0], in[1] (with kFlagResidual) and out[0]; GateUp and
+// Attention in[0] and out[0]; LmHead in[0]. A tagged operand lives in a
+// tagged buffer and a plain one in a plain buffer.
+//
 // `geometry` is all zero in the tasks that do not use it; the attention tasks
 // and a kFlagMergeChunks Gemv use all four fields (the merging Gemv its
 // attention's), a kFlagVCache Gemv kvHeads and headDim (the V row's width).
@@ -138,8 +147,13 @@ enum TaskFlags : uint16_t {
   kFlagVCache = 1 << 1,      // Gemv: rows >= aux[1] also go to the V cache.
   kFlagMergeChunks = 1 << 2, // Gemv: the input is the attention chunks' merged output.
   kFlagRecord = 1 << 3,      // SelectToken: write the StepState.
+  kFlagTaggedIn0 = 1 << 4,   // in[0] holds tagged f32 (Tagged.h): wait for this step's tags.
+  kFlagTaggedIn1 = 1 << 5,   // Gemv: in[1], the residual, likewise.
+  kFlagTaggedOut0 = 1 << 6,  // out[0] is written as tagged f32, with this step's tag.
 };
-constexpr uint16_t kKnownFlags = kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord;
+constexpr uint16_t kTaggedFlags = kFlagTaggedIn0 | kFlagTaggedIn1 | kFlagTaggedOut0;
+constexpr uint16_t kKnownFlags =
+    kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord | kTaggedFlags;
 
 /// A layer's attention shape, as the tasks that need it carry it: layers may
 /// differ, and nothing reads it from the plan's model info.

@@ -64,7 +64,7 @@ Plan smallPlan() {
 
 TEST(PlanTextPrinter, SmallPlan) {
   EXPECT_EQ(text(smallPlan()),
-            "plan format_version=3\n"
+            "plan format_version=4\n"
             "model tiny vocab=256 hidden=64 ffn=128 layers=2 heads=4 kv_heads=2 head_dim=16 "
             "max_context=128 bos=1 eos=[2, 3] rms_eps=1e-05\n"
             "target h200 arch=sm_90 workers=132 threads_per_worker=256 max_registers=128 "
@@ -97,7 +97,7 @@ TEST(PlanTextPrinter, SmallPlan) {
 
 TEST(PlanTextPrinter, EmptyPlan) {
   EXPECT_EQ(text(Plan()),
-            "plan format_version=3\n"
+            "plan format_version=4\n"
             "model \"\" vocab=0 hidden=0 ffn=0 layers=0 heads=0 kv_heads=0 head_dim=0 "
             "max_context=0 bos=-1 eos=[] rms_eps=0\n"
             "target \"\" arch=\"\" workers=0 threads_per_worker=0 max_registers=0 "
@@ -137,7 +137,7 @@ TEST(PlanTextPrinter, BrokenPlansStillPrint) {
   p.tasks = {
       // Offsets outside every buffer and tensor, an unused slot before a used
       // one, unknown flags and an unknown opcode, in a wave the plan lacks.
-      {99, kFlagRecord | 0x40, 5, 2, kNone32, 1, 2, kNone32, 0x100000, 8, kNone,
+      {99, kFlagRecord | 0x80, 5, 2, kNone32, 1, 2, kNone32, 0x100000, 8, kNone,
        {kNone, 5888, kNone}, {0xdeadbeef, kNone}, {0, 7}},
       {uint16_t(Opcode::Gemv), 0, 0, 0, kNone32, 0, 0, kNone32, kNone, 16, kNone,
        {kNone, kNone, kNone}, {kNone, kNone}, {0, 0}},
@@ -153,7 +153,7 @@ TEST(PlanTextPrinter, BrokenPlansStillPrint) {
                           "wave 1 layer0.qkv barrier=grid_if_long tasks=0\n"
                           "wave 5 (missing) tasks=1\n"
                           "  task 2.0 opcode(99) rows=[1, 2) weight=@0x100000/8 "
-                          "in=-,@0x1700 out=@0xdeadbeef aux=0,7 flags=record|0x40\n");
+                          "in=-,@0x1700 out=@0xdeadbeef aux=0,7 flags=record|0x80\n");
 }
 
 TEST(PlanTextPrinter, OverlappingBuffersNameTheLatestStart) {

@@ -349,12 +349,13 @@ TEST(PlanVerifierTest, AttentionAccessesDependOnMode) {
                         {kWorkspace + 64, kWorkspace + 128}, {kWorkspace + 144, kWorkspace + 160}}));
   EXPECT_TRUE(std::none_of(longChunk.begin(), longChunk.end(),
                            [](const Access &a) { return a.kind == AccessKind::CacheRow; }));
-  // The values include the row this step's q+k+v wrote.
+  // The values stop before the row this step's q+k+v writes: the chunk takes
+  // position pos's value from its q|k|v input.
   auto history = std::find_if(longChunk.begin(), longChunk.end(), [](const Access &a) {
     return a.kind == AccessKind::CacheHistory && a.operand == Operand::In2;
   });
   ASSERT_NE(history, longChunk.end());
-  EXPECT_TRUE(history->includesCurrentRow);
+  EXPECT_FALSE(history->includesCurrentRow);
   EXPECT_EQ(history->cacheBase, kVCache);
   EXPECT_EQ(history->rowBytes, 16u);
 
@@ -452,6 +453,96 @@ TEST(PlanVerifierTest, TheMergeWaitsForEveryChunkInLongMode) {
   p.waves[kAttention].barrier = BarrierKind::None;
   EXPECT_TRUE(hasError(p, {"reads attn_ws[+64, +64) written by " + named(p, Opcode::Attention, 1),
                            "missing barrier between wave 3 and wave 4 (long mode)"}));
+}
+
+/// The tiny plan with x0 and qkv tagged (Tagged.h: twice their bytes) and no
+/// grid barrier after the waves that write them: every reader of them waits
+/// for their tags.
+Plan taggedTinyPlan() {
+  Plan p = tinyPlan();
+  for (Buffer &b : p.buffers)
+    if (b.name == "x0" || b.name == "qkv") {
+      b.tagged = true;
+      b.bytes *= 2;
+    }
+  p.waves[kEmbed].barrier = BarrierKind::Tagged;
+  p.waves[kQkv].barrier = BarrierKind::Tagged;
+  for (TaskRecord &t : p.tasks) {
+    const auto op = static_cast<Opcode>(t.opcode);
+    if (op == Opcode::Embed) {
+      t.flags |= kFlagTaggedOut0;
+      t.out[0] = kX0;
+    } else if (op == Opcode::Gemv && t.wave == kQkv) {
+      t.flags |= kFlagTaggedIn0 | kFlagTaggedOut0;
+    } else if (op == Opcode::Attention) {
+      t.flags |= kFlagTaggedIn0;
+    } else if (op == Opcode::Gemv && t.wave == kWo) {
+      t.flags |= kFlagTaggedIn1; // The residual, x0.
+    }
+  }
+  return p;
+}
+
+TEST(PlanVerifierTest, TaggedHandOffsNeedNoBarrier) {
+  EXPECT_TRUE(isValid(taggedTinyPlan()));
+  // The access model: a tagged operand's elements are 8 bytes.
+  Plan p = taggedTinyPlan();
+  std::vector<Access> embed = taskAccesses(p, taskOf(p, Opcode::Embed, 1), StepMode::Short);
+  auto out = std::find_if(embed.begin(), embed.end(),
+                          [](const Access &a) { return a.operand == Operand::Out0; });
+  ASSERT_NE(out, embed.end());
+  EXPECT_TRUE(out->tagged);
+  EXPECT_EQ(out->begin, kX0 + 4 * 8);
+  EXPECT_EQ(out->end, kX0 + 8 * 8);
+}
+
+TEST(PlanVerifierTest, APlainReadOfATaggedBuffer) {
+  // It would read the value without waiting for the write: no barrier orders
+  // the embed wave before it.
+  Plan p = taggedTinyPlan();
+  taskOf(p, Opcode::Gemv, 2).flags &= ~kFlagTaggedIn0;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 2) + " in[0] A[+1280, +64)",
+                           "read or written as plain f32 values, and buffer 'x0' is tagged"}));
+}
+
+TEST(PlanVerifierTest, ATaggedReadOfAPlainBuffer) {
+  Plan p = taggedTinyPlan();
+  taskOf(p, Opcode::FfnPartial, 0).flags |= kFlagTaggedIn0;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::FfnPartial, 0) + " has flags 0x10 that ffn_partial "
+                           "does not take"}));
+  p = taggedTinyPlan();
+  woOf(p, 1).flags |= kFlagTaggedIn0; // The workspace is not tagged.
+  EXPECT_TRUE(hasError(p, {"(gemv on worker 1, wave 4 'layer0.wo') in[0] A[+2304, +",
+                           "is read or written as tagged values, and buffer 'attn_ws' is not "
+                           "tagged"}));
+}
+
+TEST(PlanVerifierTest, TagsOrderOnlyTaggedReads) {
+  // The workspace is plain: without the grid barrier after the attention
+  // wave, the output projection may read it before it is written.
+  Plan p = taggedTinyPlan();
+  p.waves[kAttention].barrier = BarrierKind::Tagged;
+  EXPECT_TRUE(hasError(p, {"wave 4 'layer0.wo') reads attn_ws[+0, +",
+                           "written by " + named(p, Opcode::Attention, 0),
+                           "missing barrier between wave 3 and wave 4"}));
+}
+
+TEST(PlanVerifierTest, ATaggedReadOfItsOwnWave) {
+  // A tagged read of a write in its own wave could wait for a task that runs
+  // after it on the same worker: a hazard, tags or not.
+  Plan p = taggedTinyPlan();
+  TaskRecord &q = taskOf(p, Opcode::Gemv, 3);
+  q.in[0] = kQkvOut; // Tagged, written by workers 0-3 in this wave.
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 0) + " writes qkv[+0, +", "that " +
+                           named(p, Opcode::Gemv, 3) + " of the same wave reads"}));
+}
+
+TEST(PlanVerifierTest, OnlyActivationsAreTagged) {
+  Plan p = taggedTinyPlan();
+  for (Buffer &b : p.buffers)
+    if (b.name == "k_cache0")
+      b.tagged = true;
+  EXPECT_TRUE(hasError(p, {"buffer 'k_cache0' is tagged, and a k_cache buffer cannot be"}));
 }
 
 TEST(PlanVerifierTest, GeometryWhereItIsNotUsed) {
