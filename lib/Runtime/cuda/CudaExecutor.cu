@@ -93,8 +93,18 @@ struct CudaExecutor::Impl {
   uint32_t traceCapacity = 0;
   size_t sharedBytes = 0;
   uint32_t workers = 0;
-  cuda::KernelArgs args{}; // All but `launch`, filled at creation.
+  cuda::KernelArgs args{}; // All but `launch` and `tagBase`, filled at creation.
   WorkerAttributes attributes;
+  uint32_t nextTag = 1; // The next launch's tag base (ti/Plan/Tagged.h).
+
+  /// Tag 0 in every tagged buffer: an arena from elsewhere may hold tags this
+  /// executor is yet to use.
+  Status clearTaggedBuffers() {
+    for (const plan::Buffer &b : lp->plan.buffers)
+      if (b.tagged)
+        TI_CUDA_CHECK(cudaMemsetAsync(arena + b.offset, 0, b.bytes, stream));
+    return Status();
+  }
 
   ~Impl() {
     cudaSetDevice(device);
@@ -439,6 +449,8 @@ StatusOr<plan::StepState> CudaExecutor::launch(const LaunchArgs &launchArgs) {
                                      static_cast<int>(m.sharedBytes)));
   cuda::KernelArgs args = m.args;
   args.launch = launchArgs;
+  args.tagBase = m.nextTag;
+  m.nextTag += plan::kMaxStepsPerLaunch;
   if (m.traceEvents) {
     args.trace = m.traceEvents;
     args.traceCounts = m.traceCounts;
@@ -507,6 +519,8 @@ Status CudaExecutor::restoreArena(const std::vector<uint8_t> &arena) {
   TI_CUDA_CHECK(cudaSetDevice(impl->device));
   TI_CUDA_CHECK(cudaMemcpyAsync(impl->arena, arena.data(), arena.size(), cudaMemcpyHostToDevice,
                                 impl->stream));
+  if (Status s = impl->clearTaggedBuffers(); !s.ok())
+    return s;
   TI_CUDA_CHECK(cudaStreamSynchronize(impl->stream));
   return Status();
 }

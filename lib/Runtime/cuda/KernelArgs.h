@@ -62,6 +62,7 @@ struct KernelArgs {
   uint32_t recordWorker;
 
   LaunchArgs launch;
+  uint32_t tagBase; // Step s's tagged values carry tagBase + s (ti/Plan/Tagged.h).
   SelectParams select;
   uint32_t mode; // ti::WorkerMode (Executor.h): Full, or a diagnostic.
 

@@ -1,8 +1,9 @@
 //===- Sync.cuh - Every synchronisation of the worker -----------*- CUDA -*-===//
 //
 // The only file of the worker that orders memory. Ops call blockBarrier()
-// between their phases; the token loop calls GridBarrier::sync() where the
-// plan puts a grid barrier. Nothing else fences, uses atomics or volatile.
+// between their phases and read and write tagged values through it; the
+// token loop calls GridBarrier::sync() where the plan puts a grid barrier.
+// Nothing else fences, uses atomics or volatile.
 //
 // The grid barrier is a monotonic arrival counter in global memory, zeroed by
 // the host before each launch (all workers are co-resident: cooperative
@@ -38,11 +39,23 @@
 // which orders memory: that the launch has stopped (ConsumerSignal), and
 // which wave of the launch they run (ConsumerWave).
 //
+// Tagged values (ti/Plan/Tagged.h) hand a wave's outputs to later waves
+// without a grid barrier: the writer stores each (value, tag) pair with one
+// 8-byte relaxed store at device scope, the reader loads pairs with relaxed
+// loads at device scope (16 bytes: two pairs, each single-copy atomic) until
+// every tag is its step's. Relaxed at device scope, because a weak load may
+// be served from the SM's L1 and see a stale line forever. The tag comes with
+// its value, so the reader needs no fence and no counter; a tagged read
+// orders nothing but itself (the plan verifier puts grid barriers wherever
+// anything else must be ordered).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_SYNC_CUH
 #define TI_LIB_RUNTIME_CUDA_SYNC_CUH
 
 #include "Config.cuh"
+
+#include "ti/Plan/Tagged.h"
 
 #include <cuda/atomic>
 
@@ -149,6 +162,74 @@ private:
   uint32_t wave_;
 };
 #endif
+
+/// The tag a step's tagged values carry, and whether its readers wait for it
+/// (not in the diagnostic modes that drop the dependencies: WorkerMode.h).
+struct StepTag {
+  uint32_t tag;
+  bool wait;
+};
+
+__device__ __forceinline__ void storeTagged(uint64_t *at, float value, uint32_t tag) {
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(at), "l"(plan::packTagged(value, tag))
+               : "memory");
+}
+
+__device__ __forceinline__ ulonglong2 loadRelaxedPair(const uint64_t *at) {
+  ulonglong2 v;
+  asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];"
+               : "=l"(v.x), "=l"(v.y)
+               : "l"(at)
+               : "memory");
+  return v;
+}
+
+__device__ __forceinline__ uint64_t loadRelaxed(const uint64_t *at) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(at) : "memory");
+  return v;
+}
+
+/// `v`, loaded from `at`, once both its tags are the step's (reloaded until).
+__device__ __forceinline__ ulonglong2 waitForTags(const uint64_t *at, ulonglong2 v, StepTag step) {
+  while (step.wait && (plan::tagOf(v.x) != step.tag || plan::tagOf(v.y) != step.tag))
+    v = loadRelaxedPair(at);
+  return v;
+}
+
+/// N (2, 4 or 8) tagged values at `at` (16-byte aligned) once each carries
+/// the step's tag: all N/2 loads are issued before any tag is looked at, so a
+/// value that is ready costs one round trip.
+template <uint32_t N>
+__device__ __forceinline__ void loadTagged(const uint64_t *at, StepTag step, float (&out)[N]) {
+  static_assert(N == 2 || N == 4 || N == 8, "whole 16-byte pairs");
+  ulonglong2 v[N / 2];
+  for (;;) {
+#pragma unroll
+    for (uint32_t i = 0; i < N / 2; ++i)
+      v[i] = loadRelaxedPair(at + 2 * i);
+    bool ready = true;
+#pragma unroll
+    for (uint32_t i = 0; i < N / 2; ++i)
+      ready &= plan::tagOf(v[i].x) == step.tag && plan::tagOf(v[i].y) == step.tag;
+    if (ready || !step.wait)
+      break;
+  }
+#pragma unroll
+  for (uint32_t i = 0; i < N / 2; ++i) {
+    out[2 * i] = plan::valueOf(v[i].x);
+    out[2 * i + 1] = plan::valueOf(v[i].y);
+  }
+}
+
+/// One tagged value at `at` (8-byte aligned), once it carries the step's tag.
+__device__ __forceinline__ float loadTagged(const uint64_t *at, StepTag step) {
+  uint64_t v;
+  do
+    v = loadRelaxed(at);
+  while (step.wait && plan::tagOf(v) != step.tag);
+  return plan::valueOf(v);
+}
 
 /// The grid barrier. Only thread 0 of a block touches the counter, so the
 /// arrivals it waits for live in shared memory (`arrivals`, thread 0's alone),

@@ -127,6 +127,32 @@ public:
   __device__ void endTask() {}
 
 #if TI_WORKER_STREAM
+  /// The consumers' wave for the producer's throttle (Sync.cuh, ConsumerWave)
+  /// once the wave's inputs are here: after a tagged hand-off the consumers
+  /// begin a wave before its inputs exist, and the copies a published wave
+  /// allows would sit in front of their polls. Thread 0 publishes `wave` at
+  /// the next inputsReady(), or at once with `now`.
+  __device__ void beginWave(ConsumerWave &consumerWave, uint32_t wave, bool now) {
+    if (threadIdx.x != 0)
+      return;
+    consumerWave_ = &consumerWave;
+    pendingWave_ = wave;
+    pending_ = !now;
+    if (now)
+      consumerWave.publish(wave);
+  }
+  /// Every consumer thread, once its task has every input it waits for.
+  __device__ __forceinline__ void inputsReady() {
+    if (threadIdx.x == 0 && pending_) {
+      consumerWave_->publish(pendingWave_);
+      pending_ = false;
+    }
+  }
+#else
+  __device__ void inputsReady() {}
+#endif
+
+#if TI_WORKER_STREAM
   /// Every consumer thread, for every streamed segment of its tasks in order:
   /// per stage of `s`, waits for it to land, calls body(first, rows, data)
   /// (rows [first, first + rows) of the segment at `data`, in shared memory),
@@ -173,6 +199,10 @@ private:
   uint32_t rowPartBytes_;
   bool waits_;
   RingPosition at_; // The next stage this thread consumes.
+  // Thread 0's: the wave to publish at inputsReady(), if pending_.
+  ConsumerWave *consumerWave_ = nullptr;
+  uint32_t pendingWave_ = 0;
+  bool pending_ = false;
 #endif
 };
 

@@ -11,7 +11,8 @@
 //    StepState. Each worker writes its copy of the token to its token slot.
 // 2. For each wave, the worker runs its tasks of that wave (its tasks are
 //    [workerBegin[w], workerBegin[w+1]), sorted by wave), one after another
-//    with a block barrier between, then the wave's barrier: None, Grid, or
+//    with a block barrier between, then the wave's barrier: None, Tagged (no
+//    barrier: the readers wait for the tagged values, Sync.cuh), Grid, or
 //    GridIfLong (a grid barrier only when ctx = pos + 1 > split context).
 //    The records and the barrier kinds come from the worker's schedule, the
 //    copy in shared memory that every launch starts by making (WorkerLayout.h).
@@ -24,8 +25,9 @@
 // WeightProducer::run (one lane) and never joins the consumers' barriers; the
 // consumers run the loop above, taking the weight rows from the ring
 // (WeightStream.cuh), tell the producer which wave they run (it starts few
-// copies for a later one: Sync.cuh, ConsumerWave) and raise the stop signal
-// when the loop ends.
+// copies for a later one: Sync.cuh, ConsumerWave; after a tagged hand-off,
+// once the wave's inputs have arrived) and raise the stop signal when the
+// loop ends.
 //
 // Dispatch is a switch on the opcode generated from Opcodes.def.
 // Each op family's arithmetic is in ops/<Op>.cuh; Sync.cuh owns all memory
@@ -254,14 +256,23 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     if (selectStep(a, s, &shared.token) < 0)
       break;
     trace.end(TraceKind::Select, s);
+    // Readers wait for the tags only where the dependencies are kept.
     const Step step{a.launch.startPos + s,
-                    static_cast<uint32_t>(a.launch.startPos + s + 1) > a.splitContext};
+                    static_cast<uint32_t>(a.launch.startPos + s + 1) > a.splitContext,
+                    StepTag{plan::stepTag(a.tagBase, s), barriers}};
     uint32_t next = 0; // Into the schedule's tasks.
     bool closed = false; // The last barrier of the step was a grid barrier.
     for (uint32_t wave = 0; wave < a.waveCount; ++wave) {
 #if TI_WORKER_STREAM
-      if (threadIdx.x == 0 && a.handOffInFlightStages != a.inFlightStages)
-        shared.wave.publish(uint32_t(s) * a.waveCount + wave);
+      if (a.handOffInFlightStages != a.inFlightStages) {
+        // After a grid barrier the inputs are here; after tags, not yet (the
+        // wave is published once they are: 1.2% faster at context 1 than at
+        // its start, docs/PERFORMANCE.md, step 8).
+        const bool tagged =
+            wave > 0 && static_cast<plan::BarrierKind>(schedule.barriers[wave - 1]) ==
+                            plan::BarrierKind::Tagged;
+        ws.beginWave(shared.wave, uint32_t(s) * a.waveCount + wave, !(tagged && barriers));
+      }
 #endif
       for (; next < schedule.count && schedule.tasks[next].wave == wave; ++next) {
         trace.begin();

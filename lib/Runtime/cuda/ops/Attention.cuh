@@ -54,17 +54,16 @@ struct AttentionTask {
   uint32_t group;   // G: geo.group() without its zero test (the verifier's kv_heads > 0).
   int32_t jb, je;   // The task's positions.
   plan::AttentionWorkspace workspaceLayout;
-  float *workspace; // f32 at out[0].
-  const float *qkv; // in[0]: the stacked q|k|v of the position.
+  F32Out workspace; // out[0].
+  F32In qkv;        // in[0]: the stacked q|k|v of the position.
   const uint16_t *kCache, *vCache; // in[1], in[2].
   uint16_t *kOut;      // out[1], the K cache again.
   const float *params; // The softmax scale, then the RoPE inverse frequencies.
 
   __device__ uint32_t lanes() const { return geo.headDim / kVector; } // Per position.
-  __device__ float *partials(uint32_t h) const {
-    return workspace + workspaceLayout.partials(chunk, h);
-  }
-  __device__ float *stats(uint32_t h) const { return workspace + workspaceLayout.stats(chunk, h); }
+  /// The workspace elements of head h's partials and stats in this chunk.
+  __device__ uint64_t partials(uint32_t h) const { return workspaceLayout.partials(chunk, h); }
+  __device__ uint64_t stats(uint32_t h) const { return workspaceLayout.stats(chunk, h); }
 };
 
 __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskRecord &t,
@@ -79,8 +78,8 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
                        step.longMode ? int32_t(int64_t(chunk) * ctx / chunks) : 0,
                        step.longMode ? int32_t(int64_t(chunk + 1) * ctx / chunks) : ctx,
                        plan::AttentionWorkspace::of(geo),
-                       arenaF32(a, t.out[0]),
-                       arenaF32(a, t.in[0]),
+                       out0(a, t, step),
+                       in0(a, t, step),
                        arenaBf16(a, t.in[1]),
                        arenaBf16(a, t.in[2]),
                        arenaBf16(a, t.out[1]),
@@ -248,20 +247,22 @@ __device__ void attendChunk(const AttentionTask &at, const Step &step, float sca
       l = fmaf(w[x * warpStride + d + 1], f, l);
       sum = fmaf(w[x * warpStride + k], f, sum);
     }
-    at.partials(first + h)[k] = sum / l;
+    at.workspace.store(at.partials(first + h) + k, sum / l);
     if (k == 0) {
-      at.stats(first + h)[0] = top;
-      at.stats(first + h)[1] = l;
+      at.workspace.store(at.stats(first + h), top);
+      at.workspace.store(at.stats(first + h) + 1, l);
     }
   }
   blockBarrier();
 }
 
 __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
-                             WeightStream &, const Scratch &s) {
+                             WeightStream &ws, const Scratch &s) {
   const AttentionTask at = attentionTask(a, t, step);
-  if (!step.longMode && at.chunk != 0)
+  if (!step.longMode && at.chunk != 0) {
+    ws.inputsReady(); // It needs none.
     return;
+  }
   const AttentionLayout layout = attentionLayout(at.geo);
   float *qs = s.floats + layout.qAt;
   float *kNow = s.floats + layout.kAt;
@@ -274,21 +275,20 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
   // 1. Rotate the group's queries and the key; round the key to bf16. The
   //    items past the rotations copy position pos's value, so that its loads
   //    are in flight with the rotations'.
-  const float *qkv = at.qkv;
+  const F32In &qkv = at.qkv;
   const uint32_t rotations = (group + 1) * half;
   const uint32_t items = rotations + d;
   for (uint32_t idx = threadIdx.x; idx < items; idx += kThreads) {
     if (idx >= rotations) {
       const uint32_t i = idx - rotations;
-      vNow[i] = bf16ToFloat(floatToBf16(qkv[at.geo.qRows() + at.geo.kvRows() + g * d + i]));
+      vNow[i] = bf16ToFloat(floatToBf16(qkv.load1(at.geo.qRows() + at.geo.kvRows() + g * d + i)));
       continue;
     }
     uint32_t r = idx / half, i = idx % half;
-    const float *src =
-        r < group ? qkv + uint64_t(g * group + r) * d : qkv + at.geo.qRows() + g * d;
+    const uint64_t src = r < group ? uint64_t(g * group + r) * d : at.geo.qRows() + g * d;
     float sn, cs;
     sincosf(static_cast<float>(step.pos) * invFreq[i], &sn, &cs);
-    float x0 = src[i], x1 = src[i + half];
+    float x0 = qkv.load1(src + i), x1 = qkv.load1(src + i + half);
     float y0 = x0 * cs - x1 * sn, y1 = x1 * cs + x0 * sn;
     if (r < group) {
       qs[r * d + i] = y0;
@@ -299,6 +299,7 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
     }
   }
   blockBarrier();
+  ws.inputsReady();
   if (at.chunk == 0) {
     uint16_t *row = at.kOut + uint64_t(step.pos) * at.geo.kvRows() + g * d;
     for (uint32_t i = threadIdx.x; i < d; i += kThreads)

@@ -26,6 +26,7 @@ TI_WORKER_NAMESPACE_BEGIN
 struct Step {
   int32_t pos;   // The position decoded.
   bool longMode; // ctx = pos + 1 > the plan's split context.
+  StepTag tag;   // What its tagged values carry (Sync.cuh).
 };
 
 /// The worker's scratch: the dynamic shared array, and a static slot per warp
@@ -64,6 +65,124 @@ __device__ __forceinline__ uint16_t floatToBf16(float f) {
     return static_cast<uint16_t>((u >> 16) | 0x0040u);
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
+}
+
+/// An f32 operand in the arena that a task reads: plain, or tagged (its
+/// kFlagTagged* flag; Sync.cuh waits for the step's tags). Element indices;
+/// load8 at a multiple of 4, load2 at a multiple of 2.
+class F32In {
+public:
+  __device__ F32In(const KernelArgs &a, uint64_t offset, bool tagged, StepTag tag)
+      : at_(a.arena + offset), tagged_(tagged), tag_(tag) {}
+
+  __device__ __forceinline__ void load8(uint64_t i, float (&x)[kVector]) const {
+    if (tagged_) {
+      loadTagged<8>(tagged() + i, tag_, x);
+      return;
+    }
+    const float4 lo = *reinterpret_cast<const float4 *>(plain() + i);
+    const float4 hi = *reinterpret_cast<const float4 *>(plain() + i + 4);
+    x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w;
+    x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
+  }
+  __device__ __forceinline__ float2 load2(uint64_t i) const {
+    if (tagged_) {
+      float x[2];
+      loadTagged<2>(tagged() + i, tag_, x);
+      return float2{x[0], x[1]};
+    }
+    return *reinterpret_cast<const float2 *>(plain() + i);
+  }
+  __device__ __forceinline__ float load1(uint64_t i) const {
+    return tagged_ ? loadTagged(tagged() + i, tag_) : plain()[i];
+  }
+  __device__ bool isTagged() const { return tagged_; }
+  /// For each j < B, the 8 values at vectors[j] and the 2 at pairs[j], every
+  /// load issued before any is waited for (one round trip for all when the
+  /// values are there; one wait after another, they were 2B round trips).
+  template <uint32_t B>
+  __device__ __forceinline__ void gather(const uint64_t (&vectors)[B], const uint64_t (&pairs)[B],
+                                         float (&x)[B][kVector], float2 (&two)[B]) const {
+    if (!tagged_) {
+#pragma unroll
+      for (uint32_t j = 0; j < B; ++j) {
+        const float4 lo = *reinterpret_cast<const float4 *>(plain() + vectors[j]);
+        const float4 hi = *reinterpret_cast<const float4 *>(plain() + vectors[j] + 4);
+        x[j][0] = lo.x, x[j][1] = lo.y, x[j][2] = lo.z, x[j][3] = lo.w;
+        x[j][4] = hi.x, x[j][5] = hi.y, x[j][6] = hi.z, x[j][7] = hi.w;
+        two[j] = *reinterpret_cast<const float2 *>(plain() + pairs[j]);
+      }
+      return;
+    }
+    constexpr uint32_t kPairs = kVector / 2 + 1; // A vector's pairs, then the two.
+    const uint64_t *at[B][kPairs];
+    ulonglong2 v[B][kPairs];
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j) {
+#pragma unroll
+      for (uint32_t q = 0; q < kVector / 2; ++q)
+        at[j][q] = tagged() + vectors[j] + 2 * q;
+      at[j][kVector / 2] = tagged() + pairs[j];
+#pragma unroll
+      for (uint32_t q = 0; q < kPairs; ++q)
+        v[j][q] = loadRelaxedPair(at[j][q]);
+    }
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j)
+#pragma unroll
+      for (uint32_t q = 0; q < kPairs; ++q)
+        v[j][q] = waitForTags(at[j][q], v[j][q], tag_);
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j) {
+#pragma unroll
+      for (uint32_t q = 0; q < kVector / 2; ++q) {
+        x[j][2 * q] = plan::valueOf(v[j][q].x);
+        x[j][2 * q + 1] = plan::valueOf(v[j][q].y);
+      }
+      two[j] = float2{plan::valueOf(v[j][kVector / 2].x), plan::valueOf(v[j][kVector / 2].y)};
+    }
+  }
+
+private:
+  __device__ const float *plain() const { return reinterpret_cast<const float *>(at_); }
+  __device__ const uint64_t *tagged() const { return reinterpret_cast<const uint64_t *>(at_); }
+  const uint8_t *at_;
+  bool tagged_;
+  StepTag tag_;
+};
+
+/// An f32 operand in the arena that a task writes: plain, or tagged with the
+/// step's tag.
+class F32Out {
+public:
+  __device__ F32Out(const KernelArgs &a, uint64_t offset, bool tagged, StepTag tag)
+      : at_(a.arena + offset), tagged_(tagged), tag_(tag.tag) {}
+
+  __device__ __forceinline__ void store(uint64_t i, float v) const {
+    if (tagged_)
+      storeTagged(reinterpret_cast<uint64_t *>(at_) + i, v, tag_);
+    else
+      reinterpret_cast<float *>(at_)[i] = v;
+  }
+
+private:
+  uint8_t *at_;
+  bool tagged_;
+  uint32_t tag_;
+};
+
+/// A task's f32 operands (TaskRecord.h's flags say which are tagged).
+__device__ __forceinline__ F32In in0(const KernelArgs &a, const plan::TaskRecord &t,
+                                     const Step &step) {
+  return F32In(a, t.in[0], t.flags & plan::kFlagTaggedIn0, step.tag);
+}
+__device__ __forceinline__ F32In in1(const KernelArgs &a, const plan::TaskRecord &t,
+                                     const Step &step) {
+  return F32In(a, t.in[1], t.flags & plan::kFlagTaggedIn1, step.tag);
+}
+__device__ __forceinline__ F32Out out0(const KernelArgs &a, const plan::TaskRecord &t,
+                                       const Step &step) {
+  return F32Out(a, t.out[0], t.flags & plan::kFlagTaggedOut0, step.tag);
 }
 
 /// Eight bf16 from the arena (the K/V caches), 16-byte aligned. A plain load:
@@ -132,40 +251,39 @@ __device__ float blockReduce(float v, Op op, const Scratch &s) {
 /// (`chunkStride` floats apart), weighted by the chunks' statistics of their
 /// head (`stats`, `statsStride` floats apart), merged online in chunk order:
 /// the largest max so far is the reference, earlier sums are rescaled when it
-/// grows. Loads are issued kMergeBatch chunks at a time (the folds of one
-/// batch need not wait for the next batch's loads to be issued).
-__device__ __forceinline__ void mergeChunks(const float *at, uint64_t chunkStride,
-                                            const float *stats, uint32_t statsStride,
+/// grows. Loads are issued kBatch chunks at a time (the folds of one batch
+/// need not wait for the next batch's loads to be issued).
+template <uint32_t kBatch>
+__device__ __forceinline__ void mergeChunks(const F32In &in, uint64_t at, uint64_t chunkStride,
+                                            uint64_t stats, uint32_t statsStride,
                                             uint32_t chunks, float (&x)[kVector]) {
   float m = kNegativeInfinity, l = 0;
 #pragma unroll
   for (uint32_t e = 0; e < kVector; ++e)
     x[e] = 0;
 #pragma unroll 1
-  for (uint32_t c = 0; c < chunks; c += kMergeBatch) {
+  for (uint32_t c = 0; c < chunks; c += kBatch) {
     // Past the last chunk a load repeats chunk c (read, never folded in).
-    float4 lo[kMergeBatch], hi[kMergeBatch];
-    float2 st[kMergeBatch];
+    float part[kBatch][kVector];
+    float2 st[kBatch];
+    uint64_t vectors[kBatch], pairs[kBatch];
 #pragma unroll
-    for (uint32_t j = 0; j < kMergeBatch; ++j) {
+    for (uint32_t j = 0; j < kBatch; ++j) {
       const uint32_t chunk = c + j < chunks ? c + j : c;
-      const float *part = at + chunk * chunkStride;
-      lo[j] = *reinterpret_cast<const float4 *>(part);
-      hi[j] = *reinterpret_cast<const float4 *>(part + 4);
-      st[j] = *reinterpret_cast<const float2 *>(stats + uint64_t(chunk) * statsStride);
+      vectors[j] = at + chunk * chunkStride;
+      pairs[j] = stats + uint64_t(chunk) * statsStride;
     }
+    in.gather<kBatch>(vectors, pairs, part, st);
 #pragma unroll
-    for (uint32_t j = 0; j < kMergeBatch; ++j)
+    for (uint32_t j = 0; j < kBatch; ++j)
       if (c + j < chunks) {
         const float top = fmaxf(m, st[j].x);
         const float mine = expf(m - top); // 0 for the first chunk (m = -inf).
         const float other = st[j].y * expf(st[j].x - top);
-        const float part[kVector] = {lo[j].x, lo[j].y, lo[j].z, lo[j].w,
-                                     hi[j].x, hi[j].y, hi[j].z, hi[j].w};
         l = fmaf(l, mine, other);
 #pragma unroll
         for (uint32_t e = 0; e < kVector; ++e)
-          x[e] = fmaf(other, part[e], x[e] * mine);
+          x[e] = fmaf(other, part[j][e], x[e] * mine);
         m = top;
       }
   }
@@ -174,14 +292,15 @@ __device__ __forceinline__ void mergeChunks(const float *at, uint64_t chunkStrid
     x[e] /= l;
 }
 
-/// x = the input vector (f32[K] at in[0]; with kFlagMergeChunks and `chunks`
-/// above 1 the attention chunks' partials merged, TaskRecord.h), normalised
+/// x = the input vector (f32[K] at in[0], plain or tagged; with
+/// kFlagMergeChunks and `chunks` above 1 the attention chunks' partials
+/// merged, TaskRecord.h), normalised
 /// when the task has a norm: x' = x * rsqrt(mean(x^2) + eps) * scale. Written
 /// to xs[K] (shared); K must be a multiple of 8. Ends with a block barrier.
 __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord &t,
-                                    WeightStream &ws, uint32_t k, uint32_t chunks, float *xs,
-                                    const Scratch &s) {
-  const float *in = arenaF32(a, t.in[0]);
+                                    const Step &step, WeightStream &ws, uint32_t k,
+                                    uint32_t chunks, float *xs, const Scratch &s) {
+  const F32In in = in0(a, t, step);
   const uint64_t norm = t.norm;
   // With one vector of the row per thread (K <= 8 * kThreads), the scale's
   // load is issued first, so its latency overlaps the input's and the
@@ -200,16 +319,17 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
   float squares = 0;
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
-    const float *at = in + v * kVector;
     float x[kVector];
     if (chunks > 1) {
       const uint32_t head = v * kVector / merged.headDim;
-      mergeChunks(at, k, in + merged.stats(0, head), merged.statsStride(), chunks, x);
+      if (in.isTagged())
+        mergeChunks<kTaggedMergeBatch>(in, v * kVector, k, merged.stats(0, head),
+                                       merged.statsStride(), chunks, x);
+      else
+        mergeChunks<kMergeBatch>(in, v * kVector, k, merged.stats(0, head),
+                                 merged.statsStride(), chunks, x);
     } else {
-      const float4 lo = *reinterpret_cast<const float4 *>(at);
-      const float4 hi = *reinterpret_cast<const float4 *>(at + 4);
-      x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w;
-      x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
+      in.load8(v * kVector, x);
     }
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e) {
@@ -219,6 +339,7 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
   }
   if (norm == plan::kNone) {
     blockBarrier();
+    ws.inputsReady();
     return;
   }
   float total = blockReduce(squares, SumOp{}, s);
@@ -233,6 +354,7 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
     }
   }
   blockBarrier();
+  ws.inputsReady();
 }
 
 /// dot(W row r, x') for kRows rows of K bf16 (byte offsets `rows[r]` in the

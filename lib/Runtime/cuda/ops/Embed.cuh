@@ -13,19 +13,20 @@
 
 TI_WORKER_NAMESPACE_BEGIN
 
-__device__ void runEmbed(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
+__device__ void runEmbed(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
                          WeightStream &ws, const Scratch &) {
   const int32_t token = reinterpret_cast<const int32_t *>(a.arena + t.in[0])[t.worker];
   const uint32_t hidden = t.aux[0], begin = t.rowBegin, end = t.rowEnd;
   const uint64_t row = t.weight + uint64_t(token) * hidden * kWeightBytes;
-  float *x = arenaF32(a, t.out[0]);
+  const F32Out x = out0(a, t, step);
+  ws.inputsReady(); // Its token is the worker's own.
   for (uint32_t v = begin / kVector + threadIdx.x; v * kVector < end; v += kThreads) {
     Bf16x8 w = ws.load(row + uint64_t(v) * kVectorBytes);
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e) {
       uint32_t h = v * kVector + e;
       if (h >= begin && h < end)
-        x[h] = w.at(e);
+        x.store(h, w.at(e));
     }
   }
 }

@@ -102,14 +102,14 @@ __device__ void streamedFfn(const KernelArgs &a, const plan::TaskRecord &t, Weig
 }
 #endif
 
-__device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
+__device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
                               WeightStream &ws, const Scratch &s) {
   const uint32_t h = t.aux[0], n = t.rowEnd - t.rowBegin;
   const FfnLayout layout = ffnLayout(h, n);
   float *xs = s.floats + layout.xAt;
   float *act = s.floats + layout.actAt;
   float *partials = s.floats + layout.partialsAt;
-  loadNormalizedInput(a, t, ws, h, 1, xs, s);
+  loadNormalizedInput(a, t, step, ws, h, 1, xs, s);
 
 #if TI_WORKER_STREAM
   streamedFfn(a, t, ws, layout, xs, act, partials, s.floats + rowPartialsAt(t));

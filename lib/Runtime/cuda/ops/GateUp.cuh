@@ -21,13 +21,14 @@
 TI_WORKER_NAMESPACE_BEGIN
 
 #if TI_WORKER_STREAM
-__device__ void runGateUp(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
+__device__ void runGateUp(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
                           WeightStream &ws, const Scratch &s) {
   const uint32_t k = t.aux[0];
   float *xs = s.floats;
   float *gate = s.floats + plan::alignFloats(k); // [n], lane 0 of unit u's warp only.
-  loadNormalizedInput(a, t, ws, k, 1, xs, s);
-  float *y = arenaF32(a, t.out[0]) + t.rowBegin;
+  loadNormalizedInput(a, t, step, ws, k, 1, xs, s);
+  const F32Out y = out0(a, t, step);
+  const uint32_t begin = t.rowBegin;
   const plan::StreamSegments segments = plan::streamSegments(t);
   float *partials = s.floats + rowPartialsAt(t);
   forEachStreamedRowDot(ws, segments.segment[0], xs, partials, [&](uint32_t u, float g) {
@@ -36,7 +37,7 @@ __device__ void runGateUp(const KernelArgs &a, const plan::TaskRecord &t, const 
   });
   forEachStreamedRowDot(ws, segments.segment[1], xs, partials, [&](uint32_t u, float up) {
     if (laneId() == 0)
-      y[u] = siluTimes(gate[u], up);
+      y.store(begin + u, siluTimes(gate[u], up));
   });
 }
 #else

@@ -7,7 +7,8 @@
 //    its lanes streaming 16-byte vectors of both (forEachRowDot, Common.cuh).
 //    Stream: the rows arrive through the ring, row i for warp i mod kWarps
 //    (forEachStreamedRowDot).
-// 3. Lane 0 writes y[i] (+ residual[i], kFlagResidual) and, for rows >= aux[1]
+// 3. Lane 0 writes y[i] (+ residual[i], kFlagResidual; either may be tagged,
+//    Common.cuh: F32In, F32Out) and, for rows >= aux[1]
 //    with kFlagVCache, bf16(y[i]) to row pos of the V cache. The task's row j
 //    is warp j mod kWarps's in both workers, so before step 1 lane l of warp w
 //    loads the residual of the warp's row w + l*kWarps: loaded after the dot,
@@ -29,34 +30,36 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
   float *xs = s.floats;
 
   const uint32_t begin = t.rowBegin, end = t.rowEnd;
-  const float *residual = (flags & plan::kFlagResidual) ? arenaF32(a, t.in[1]) : nullptr;
+  const bool hasResidual = flags & plan::kFlagResidual;
+  const F32In residual = in1(a, t, step);
   float early = 0;
-  if (residual && begin + warpId() + laneId() * kWarps < end)
-    early = residual[begin + warpId() + laneId() * kWarps];
-  loadNormalizedInput(a, t, ws, k, chunks, xs, s);
+  if (hasResidual && begin + warpId() + laneId() * kWarps < end)
+    early = residual.load1(begin + warpId() + laneId() * kWarps);
+  loadNormalizedInput(a, t, step, ws, k, chunks, xs, s);
 #if !TI_WORKER_STREAM
   if (static_cast<plan::Opcode>(t.opcode) == plan::Opcode::GateUp) { // GateUp.cuh
     const uint32_t n = end - begin;
-    float *y = arenaF32(a, t.out[0]) + begin;
+    const F32Out y = out0(a, t, step);
     const uint64_t up = t.weight + uint64_t(n) * k * kWeightBytes;
-    forEachActivation(ws, t.weight, up, n, k / kVector, xs, [&](uint32_t u, float v) { y[u] = v; });
+    forEachActivation(ws, t.weight, up, n, k / kVector, xs,
+                      [&](uint32_t u, float v) { y.store(begin + u, v); });
     return;
   }
 #endif
 
   const uint32_t vectors = k / kVector;
-  float *y = arenaF32(a, t.out[0]);
+  const F32Out y = out0(a, t, step);
   const uint32_t vFirst = (flags & plan::kFlagVCache) ? t.aux[1] : ~0u;
   uint16_t *vRow = (flags & plan::kFlagVCache)
                        ? arenaBf16(a, t.out[1]) + uint64_t(step.pos) * t.geometry.kvRows()
                        : nullptr;
   auto emit = [&](uint32_t i, float v) { // On every lane of the warp.
     const uint32_t n = (i - begin) / kWarps; // The warp's n-th row.
-    const float added = residual ? __shfl_sync(0xffffffffu, early, n % kWarpSize) : 0.0f;
+    const float added = hasResidual ? __shfl_sync(0xffffffffu, early, n % kWarpSize) : 0.0f;
     if (laneId() == 0) {
-      if (residual)
-        v = (n < kWarpSize ? added : residual[i]) + v;
-      y[i] = v;
+      if (hasResidual)
+        v = (n < kWarpSize ? added : residual.load1(i)) + v;
+      y.store(i, v);
       if (i >= vFirst)
         vRow[i - vFirst] = floatToBf16(v);
     }
