@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Codegen/PlanBuilder.h"
 
+#include "ti/Plan/Tagged.h"
 #include "ti/Plan/WorkerSupport.h"
 
 #include <algorithm>
@@ -35,9 +36,11 @@ public:
 
 private:
   uint64_t at(const Slice &s) const {
-    return s.valid()
-               ? m.buffers[s.buffer].offset + s.offset * plan::kActivationBytes
-               : plan::kNone;
+    return s.valid() ? m.buffers[s.buffer].offset + s.offset * elementBytes(s) : plan::kNone;
+  }
+  bool tagged(const Slice &s) const { return s.valid() && m.buffers[s.buffer].tagged; }
+  uint64_t elementBytes(const Slice &s) const {
+    return tagged(s) ? plan::kTaggedBytes : plan::kActivationBytes;
   }
   /// The geometry fields a stage's tasks carry; false after reporting one
   /// that does not fit the record's 16 bits.
@@ -257,6 +260,13 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
     default: // The kinds without an opcode were refused above.
       break;
     }
+    // tag-hand-offs tagged only the operands these opcodes take tagged.
+    if (tagged(s.input))
+      r.flags |= plan::kFlagTaggedIn0;
+    if (tagged(s.residual))
+      r.flags |= plan::kFlagTaggedIn1;
+    if (tagged(s.output))
+      r.flags |= plan::kFlagTaggedOut0;
     p.tasks.push_back(r);
   }
   return true;
@@ -286,7 +296,7 @@ std::optional<plan::Plan> PlanBuilder::build() {
   p.weightsBytes = m.weightsBytes;
   p.layoutHash = plan::layoutHash(p.weights, p.weightsBytes);
   for (const Buffer &b : m.buffers)
-    p.buffers.push_back(plan::Buffer{b.name, b.kind, b.offset, b.bytes});
+    p.buffers.push_back(plan::Buffer{b.name, b.kind, b.offset, b.bytes, b.tagged});
   p.arenaBytes = m.arenaBytes;
   p.stream = m.stream;
 

@@ -41,7 +41,8 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
      << " workers, " << p.waves.size() << " waves, " << thousands(p.tasks.size()) << " tasks\n";
   os << "  barriers: " << barriers[BarrierKind::Grid] << " grid, "
      << barriers[BarrierKind::GridIfLong] << " grid if context > "
-     << p.attention.splitContext << ", " << barriers[BarrierKind::None] << " none\n";
+     << p.attention.splitContext << ", " << barriers[BarrierKind::None] << " none, "
+     << barriers[BarrierKind::Tagged] << " tagged hand-offs\n";
   os << "  attention: " << p.attentionChunks() << " chunks above context "
      << p.attention.splitContext << "; max context " << p.model.maxContext << "\n";
   // The MLP's form, by the layers whose tasks take it (fuse-ffn).

@@ -67,7 +67,8 @@ void tir::printModule(const Module &m, llvm::raw_ostream &os) {
      << " workers=" << m.target.workers << " max_context=" << m.maxContext << '\n';
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const Buffer &b = m.buffers[i];
-    os << "  buffer " << b.name << ' ' << plan::bufferKindName(b.kind) << " bytes=" << b.bytes;
+    os << "  buffer " << b.name << ' ' << plan::bufferKindName(b.kind)
+       << (b.tagged ? " tagged" : "") << " bytes=" << b.bytes;
     if (b.offset != plan::kNone)
       os << " offset=" << b.offset;
     os << '\n';

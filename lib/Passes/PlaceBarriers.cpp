@@ -13,8 +13,10 @@
 //    with this step's writes of the current row (the plan verifier checks that
 //    row by row).
 // 3. Before stage B: if B conflicts with the open phase, the wave before B
-//    ends with a Grid barrier and the phase closes; else with none. Then B's
-//    accesses join the open phase. (Every stage acts in both step modes, so
+//    ends with a Grid barrier and the phase closes, unless every conflict is
+//    a read of a tagged buffer (tag-hand-offs) after its write: then Tagged,
+//    no barrier, and the phase stays open (tags order nothing else). With no
+//    conflict, None. Then B's accesses join the open phase. (Every stage acts in both step modes, so
 //    the plan's GridIfLong, a barrier in long mode only, is never needed.)
 // 4. The last wave ends with a Grid barrier: it closes the step.
 //
@@ -34,9 +36,10 @@ struct Access {
   int buffer;
   bool write;
   bool workerPrivate;
+  bool tagged = false; // Its buffer is tagged (tag-hand-offs).
 };
 
-std::vector<Access> accessesOf(const Stage &s) {
+std::vector<Access> untaggedAccessesOf(const Stage &s) {
   std::vector<Access> a;
   auto read = [&](const Slice &sl, bool priv = false) {
     if (sl.valid())
@@ -59,10 +62,10 @@ std::vector<Access> accessesOf(const Stage &s) {
     break;
   case StageKind::AttentionChunks:
     read(s.input);
-    // K history (rows < pos) was written by earlier steps; the current row is
-    // this stage's own write. The V cache's current row comes from the QKV
-    // wave, so that read is a real dependency.
-    read(s.input3);
+    // K and V history (rows < pos) was written by earlier steps; position
+    // pos's key and value come from the q|k|v input (TaskRecord.h), so the
+    // row pos that this stage (K) and the q+k+v GEMV (V) write is read by
+    // nothing in this step.
     write(s.output);
     write(s.output2);
     break;
@@ -77,8 +80,21 @@ std::vector<Access> accessesOf(const Stage &s) {
   return a;
 }
 
+std::vector<Access> accessesOf(const Module &m, const Stage &s) {
+  std::vector<Access> a = untaggedAccessesOf(s);
+  for (Access &x : a)
+    x.tagged = m.buffers[x.buffer].tagged;
+  return a;
+}
+
 bool conflicts(const Access &a, const Access &b) {
   return a.buffer == b.buffer && (a.write || b.write) && !(a.workerPrivate && b.workerPrivate);
+}
+
+/// A conflict of a later access with an earlier one that the tags order: a
+/// read of a tagged buffer after its write.
+bool taggedHandOff(const Access &later, const Access &earlier) {
+  return later.tagged && !later.write && earlier.write;
 }
 
 class PlaceBarriers : public Pass {
@@ -88,14 +104,15 @@ public:
   bool run(Module &m, DiagnosticEngine &diags) override {
     std::vector<Access> open;
     for (size_t i = 0; i < m.stages.size(); ++i) {
-      std::vector<Access> mine = accessesOf(m.stages[i]);
-      bool need = false;
+      std::vector<Access> mine = accessesOf(m, m.stages[i]);
+      bool need = false, tagged = false;
       for (const Access &a : mine)
         for (const Access &o : open)
-          need |= conflicts(a, o);
+          if (conflicts(a, o))
+            (taggedHandOff(a, o) ? tagged : need) = true;
       if (i > 0) {
         BarrierKind &before = m.stages[i - 1].barrier;
-        before = need ? BarrierKind::Grid : BarrierKind::None;
+        before = need ? BarrierKind::Grid : tagged ? BarrierKind::Tagged : BarrierKind::None;
         if (need)
           open.clear();
         count(plan::barrierKindName(before));

@@ -19,6 +19,23 @@ const char *ti::ffnFormName(FfnForm form) {
   return "?";
 }
 
+const char *ti::handOffsName(HandOffs handOffs) {
+  switch (handOffs) {
+  case HandOffs::Grid: return "grid";
+  case HandOffs::Tags: return "tags";
+  }
+  return "unknown";
+}
+
+bool ti::parseHandOffs(const std::string &name, HandOffs &handOffs) {
+  for (HandOffs h : {HandOffs::Grid, HandOffs::Tags})
+    if (name == handOffsName(h)) {
+      handOffs = h;
+      return true;
+    }
+  return false;
+}
+
 bool ti::parseFfnForm(const std::string &name, FfnForm &form) {
   for (FfnForm f : {FfnForm::Partials, FfnForm::GateUp})
     if (name == ffnFormName(f)) {
@@ -200,6 +217,12 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
       }
       return Status();
     };
+    auto wantBool = [&](bool &field) -> Status {
+      if (!v.is_boolean())
+        return Status::error(source + ": \"" + key + "\" must be true or false");
+      field = v.get<bool>();
+      return Status();
+    };
     auto wantNumber = [&](double &field) -> Status {
       if (!v.is_number())
         return Status::error(source + ": \"" + key + "\" must be a number");
@@ -242,6 +265,14 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
         s = Status::error(source + ": \"ffn_form\" is \"partials\" or \"gate_up\", not \"" +
                           name + "\"");
     }
+    else if (key == "hand_offs") {
+      std::string name;
+      s = wantString(name);
+      if (s.ok() && !parseHandOffs(name, t.handOffs))
+        s = Status::error(source + ": \"hand_offs\" is \"grid\" or \"tags\", not \"" + name +
+                          "\"");
+    }
+    else if (key == "tag_chunked_attention") s = wantBool(t.tagChunkedAttention);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
     if (!s.ok())
       return s;
@@ -281,6 +312,8 @@ std::string ti::targetToJson(const Target &t) {
             {"stream_in_flight_bytes", t.streamInFlightBytes},
             {"stream_hand_off_in_flight_bytes", t.streamHandOffInFlightBytes},
             {"stream_row_part_bytes", t.streamRowPartBytes},
-            {"ffn_form", ffnFormName(t.ffnForm)}};
+            {"ffn_form", ffnFormName(t.ffnForm)},
+            {"hand_offs", handOffsName(t.handOffs)},
+            {"tag_chunked_attention", t.tagChunkedAttention}};
   return j.dump(2) + "\n";
 }

@@ -536,6 +536,69 @@ TEST_F(StreamGpuVsCpuTest, LaunchesThatStopEarlyOrRunLongMatchTheCpu) {
     expectLaunchMatchesTheCpu(lp, maxNew);
 }
 
+/// Whether `lp` hands off by tags: some buffer tagged, some wave without
+/// its grid barrier for it.
+bool handsOffByTags(const LoadedPlan &lp) {
+  return std::any_of(lp.plan.buffers.begin(), lp.plan.buffers.end(),
+                     [](const plan::Buffer &b) { return b.tagged; }) &&
+         std::any_of(lp.plan.waves.begin(), lp.plan.waves.end(), [](const plan::Wave &w) {
+           return w.barrier == plan::BarrierKind::Tagged;
+         });
+}
+
+TEST_F(StreamGpuVsCpuTest, TaggedHandOffsMatchTheCpu) {
+  // Tagged values instead of grid barriers (Sync.cuh): every reader waits for
+  // its step's tags. Both FFN forms (the partials' buffers stay plain), the
+  // attention split, many steps in one launch, and the same bits run to run.
+  for (const char *form : {"gate_up", "partials"}) {
+    SCOPED_TRACE(form);
+    auto lp = streamPlan("models/tiny.graph", std::string("--hand-offs tags --ffn-form ") + form);
+    ASSERT_TRUE(lp);
+    ASSERT_TRUE(handsOffByTags(*lp));
+    expectStepsMatchTheCpu(lp, kSteps, 4);
+    expectLaunchMatchesTheCpu(lp, kSteps);
+    expectRerunsBitIdentical(lp);
+  }
+}
+
+TEST_F(StreamGpuVsCpuTest, TaggedHandOffsMatchTheCpuWithTaggedChunks) {
+  // Chunked attention's workspace tagged too (tag_chunked_attention): the
+  // output projection merges the chunks' tagged partials (Common.cuh,
+  // F32In::gather) in long mode.
+  auto lp = streamPlan("models/tiny.graph", "--hand-offs tags", "\"tag_chunked_attention\": true");
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(std::any_of(lp->plan.buffers.begin(), lp->plan.buffers.end(), [](const auto &b) {
+    return b.kind == plan::BufferKind::AttentionWorkspace && b.tagged;
+  }));
+  ASSERT_GT(lp->plan.attentionChunks(), 1u);
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+  expectLaunchMatchesTheCpu(lp, kSteps);
+}
+
+TEST_F(StreamGpuVsCpuTest, TaggedHandOffsMatchTheCpuWhenLayersDiffer) {
+  auto lp = streamPlan("test/models/Inputs/mixed-layers.graph", "--hand-offs tags");
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(handsOffByTags(*lp));
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
+TEST_F(GpuVsCpuTest, ThePlainWorkerRunsTaggedHandOffs) {
+  // The post's worker (plain loads) takes the same tagged values.
+  auto lp = devicePlan("models/tiny.graph", "--hand-offs tags --ffn-form gate_up");
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(handsOffByTags(*lp));
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+  expectLaunchMatchesTheCpu(lp, kSteps);
+}
+
+TEST_P(StreamGpuVsCpuModelTest, TaggedHandOffsMatchTheCpu) {
+  auto lp = streamPlan("models/" + std::string(GetParam().model) + ".graph",
+                       "--max-context 64 --hand-offs tags");
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(handsOffByTags(*lp));
+  expectStepsMatchTheCpu(lp, 20, 0, GetParam().tolerance);
+}
+
 TEST_F(GpuVsCpuTest, RefusesAPlanForAnotherArch) {
   std::string other = device.arch == "sm_90" ? "sm_86" : "sm_90";
   auto lp = compileAndPack(other, std::min(device.smCount, 20));

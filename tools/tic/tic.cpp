@@ -50,6 +50,7 @@ struct Options {
   uint32_t attentionSplitContext = 0;
   std::string execution; // Empty: the target's.
   std::string ffnForm;   // Empty: the target's.
+  std::string handOffs;  // Empty: the target's.
   std::string passes;
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
@@ -142,6 +143,8 @@ int run(const Options &opts) {
   }
   if (!opts.ffnForm.empty() && !ti::parseFfnForm(opts.ffnForm, target->ffnForm))
     return fail("--ffn-form: '" + opts.ffnForm + "' is not partials or gate_up");
+  if (!opts.handOffs.empty() && !ti::parseHandOffs(opts.handOffs, target->handOffs))
+    return fail("--hand-offs: '" + opts.handOffs + "' is not grid or tags");
 
   ti::tir::Module module;
   module.graph = &*graph;
@@ -238,6 +241,10 @@ int main(int argc, char **argv) {
                  "the MLP's form: partials (FFN partial sums and a reduce wave) or gate_up "
                  "(a silu(gate)*up wave, then the down projection) (default: the target's)")
       ->check(CLI::IsMember({"partials", "gate_up"}));
+  app.add_option("--hand-offs", opts.handOffs,
+                 "how a wave hands its outputs on: grid (a grid barrier after it) or tags (tagged "
+                 "values each reader waits for) (default: the target's)")
+      ->check(CLI::IsMember({"grid", "tags"}));
   app.add_option("--execution", opts.execution,
                  "the worker's execution model: plain or stream (default: the target's)")
       ->check(CLI::IsMember({"plain", "stream"}));

@@ -39,6 +39,7 @@ struct Buffer {
   plan::BufferKind kind = plan::BufferKind::Activation;
   uint64_t bytes = 0;
   uint64_t offset = plan::kNone; // In the arena; set by layout-buffers.
+  bool tagged = false; // Tagged f32 elements (ti/Plan/Tagged.h); set by tag-hand-offs.
 };
 
 /// Elements [offset, offset + length) of a buffer (f32 unless the kind says

@@ -41,6 +41,16 @@ const char *ffnFormName(FfnForm form);
 /// The form of that name; false for any other text.
 bool parseFfnForm(const std::string &name, FfnForm &form);
 
+/// How a wave hands its outputs to the waves that read them (tag-hand-offs,
+/// place-barriers): through a grid barrier after the wave, or as tagged values
+/// (ti/Plan/Tagged.h) that each reader waits for, with a grid barrier only
+/// where tags cannot order a dependency.
+enum class HandOffs : uint8_t { Grid, Tags };
+/// "grid", "tags".
+const char *handOffsName(HandOffs handOffs);
+/// The hand-offs of that name; false for any other text.
+bool parseHandOffs(const std::string &name, HandOffs &handOffs);
+
 struct Target {
   std::string name;
   std::string gpu;  // The GPU's marketing name, as the probe reports it.
@@ -81,6 +91,14 @@ struct Target {
   uint32_t streamRowPartBytes = 4096;
   /// The MLP's form (fuse-ffn; withExecution sets GateUp for the stream worker).
   FfnForm ffnForm = FfnForm::Partials;
+  /// How waves hand off (tag-hand-offs).
+  HandOffs handOffs = HandOffs::Grid;
+  /// With tags: whether the workspaces of attention that runs in chunks are
+  /// tagged too. Off: on the H200 each of the 1B's output projections then
+  /// merged 16 chunks' tagged partials in 8 dependent round trips, and the
+  /// wave took 24.8 µs against 9.2 behind a grid barrier (context 4,096,
+  /// docs/PERFORMANCE.md, step 8).
+  bool tagChunkedAttention = false;
 
   plan::WorkerLimits workerLimits() const {
     return plan::WorkerLimits{threadsPerWorker, maxQueryHeadsPerKvHead, headDims,

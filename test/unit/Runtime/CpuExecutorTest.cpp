@@ -214,6 +214,38 @@ TEST_F(CpuExecutorTest, MatchesTheReferenceWithTheGateUpForm) {
   }
 }
 
+TEST_F(CpuExecutorTest, TaggedHandOffsGiveTheSameBits) {
+  // Tagged values (Tagged.h) change where the activations live and which
+  // waves end in a grid barrier, not one bit of the arithmetic: on both
+  // targets' shapes and FFN forms, logits equal the grid plan's at every step
+  // across the attention split, and match the reference. The CPU executor
+  // checks every tagged read's tag, so a read before its write fails here.
+  // A split at 16 runs attention in chunks and keeps its workspace plain; at
+  // 512 (the whole cache) it runs in one pass and the workspace is tagged.
+  for (const char *target : {"--target h200 --attention-split-context 16",
+                             "--target rtx3050 --attention-split-context 16",
+                             "--target h200 --attention-split-context 512"}) {
+    SCOPED_TRACE(target);
+    const std::string common = target;
+    auto grid = compileAndPack(common + " --hand-offs grid");
+    auto tags = compileAndPack(common + " --hand-offs tags");
+    ASSERT_TRUE(grid && tags);
+    size_t tagged = 0, taggedWaves = 0;
+    for (const plan::Buffer &b : tags->plan.buffers)
+      tagged += b.tagged;
+    for (const plan::Wave &w : tags->plan.waves)
+      taggedWaves += w.barrier == plan::BarrierKind::Tagged;
+    EXPECT_GT(tagged, 0u);
+    EXPECT_GT(taggedWaves, 0u);
+    CpuExecutor a(grid, 2), b(tags, 2);
+    for (int32_t pos = 0; pos < 40; ++pos) {
+      const int32_t token = forcedToken(*grid, pos);
+      EXPECT_EQ(stepOnce(a, *grid, pos, token), stepOnce(b, *tags, pos, token)) << "step " << pos;
+    }
+    compareWithReference(*tags, 2, /*greedy=*/false);
+  }
+}
+
 TEST_F(CpuExecutorTest, MatchesTheReferenceOnVariedTokens) {
   // Teacher-forced distinct tokens: distinct K/V rows, so the softmax weights
   // matter; both attention forms, both targets.
