@@ -83,6 +83,10 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // the post's partials.
   t.ffnForm = stream ? FfnForm::GateUp : FfnForm::Partials;
   t.streamHandOffInFlightBytes = stream ? t.streamStageBytes : 0;
+  // Tagged hand-offs: the 1B's step 3.2% faster than grid barriers at
+  // context 1 (docs/PERFORMANCE.md, step 8). The Plain worker keeps the
+  // post's grid barriers.
+  t.handOffs = stream ? HandOffs::Tags : HandOffs::Grid;
   return t;
 }
 

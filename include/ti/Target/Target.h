@@ -106,7 +106,7 @@ struct Target {
   }
 
   /// This target with its worker executing `model`: the model's thread count
-  /// and register budget (Execution.h), its balance tolerance and its FFN form.
+  /// and register budget (Execution.h), its balance tolerance, its FFN form and its hand-offs.
   Target withExecution(plan::ExecutionModel model) const;
 
   /// The weight stream this target's plans run (plan-stream): the stage size,
