@@ -114,6 +114,18 @@ class HandMadeTrace(unittest.TestCase):
         self.assertAlmostEqual(r["gbs"], 1000 / 5.5 / 1e3, places=12)
         self.assertAlmostEqual(r["of_share"], 1000 / 5.5 / 1e3 / 0.5, places=12)
 
+    def test_critical_by_wave(self):
+        acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
+        crit = tt.critical_by_wave(acc)
+        # Wave 1's last task ends at 12, wave 0's at 6; wave 2's at 15. Two
+        # workers share 1 GB/s: wave 0's 1,000-byte tasks would take 2 us,
+        # but wave 0 has no wave before it.
+        self.assertEqual(set(crit), {"a", "ffn_reduce"})
+        self.assertAlmostEqual(crit["a"]["median_us"], 6)
+        self.assertAlmostEqual(crit["a"]["ideal_us"], 0)
+        self.assertAlmostEqual(crit["ffn_reduce"]["median_us"], 3)
+        self.assertAlmostEqual(crit["ffn_reduce"]["above_us"], 3)
+
     def test_quantiles_are_nearest_rank(self):
         v = list(range(1, 11))  # 1..10
         self.assertEqual(tt.quantile(v, 0.1), 1)

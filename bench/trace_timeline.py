@@ -376,6 +376,31 @@ def streams_by_wave(acc):
     return out
 
 
+def critical_by_wave(acc):
+    """Each wave's time on the step's critical path, by wave name (a layer's
+    waves as one): from the last task of the wave before it to its own last
+    task, so a barrier after the wave before, or a wait for its tags, counts
+    here. Beside it, the wave's largest task's weight bytes at one worker's
+    share of the bandwidth, and what is above that (medians)."""
+    share = acc.bandwidth_gbs / max(1, workers_of(acc))  # GB/s = bytes per ns.
+    rows, before = {}, None
+    for w in acc.waves:
+        if not w.tasks:
+            continue
+        if before is not None and w.index != SELECT_WAVE:
+            span = w.last_end - before.last_end
+            largest = max(t["args"].get("weight_bytes", 0) for t in w.tasks)
+            ideal = largest / share / 1e3 if share > 0 else 0.0
+            r = rows.setdefault(pattern_of(w.name), {"span": [], "ideal": [], "above": []})
+            r["span"].append(span)
+            r["ideal"].append(ideal)
+            r["above"].append(span - ideal)
+        before = w
+    return {name: {"waves": len(r["span"]), "median_us": median(r["span"]),
+                   "ideal_us": median(r["ideal"]), "above_us": median(r["above"])}
+            for name, r in rows.items()}
+
+
 def to_json(acc):
     return {
         "step_us": acc.total,
@@ -391,6 +416,7 @@ def to_json(acc):
         "barriers_by_opcode": barriers_by_opcode(acc),
         "tasks_by_opcode": tasks_by_opcode(acc),
         "streams_by_wave": streams_by_wave(acc),
+        "critical_by_wave": critical_by_wave(acc),
     }
 
 
@@ -438,6 +464,12 @@ def print_report(acc, out=None):
     for name, r in j["streams_by_wave"].items():
         print(f"  {name:<14} {r['tasks']:>6} {r['median_us']:8.2f} {r['median_bytes']:10.0f} "
               f"{r['gbs']:7.1f} {r['of_share']:7.2f}", file=out)
+    print("waves on the critical path (the wave before's last task to this wave's last "
+          "task; medians; ideal: its largest task's bytes at a worker's share):", file=out)
+    print(f"  {'wave':<14} {'waves':>5} {'us':>8} {'ideal us':>9} {'above us':>9}", file=out)
+    for name, r in j["critical_by_wave"].items():
+        print(f"  {name:<14} {r['waves']:>5} {r['median_us']:8.2f} {r['ideal_us']:9.2f} "
+              f"{r['above_us']:9.2f}", file=out)
 
 
 # --- the picture -------------------------------------------------------------

@@ -96,7 +96,7 @@ struct Target {
   /// With tags: whether the workspaces of attention that runs in chunks are
   /// tagged too. Off: on the H200 each of the 1B's output projections then
   /// merged 16 chunks' tagged partials in 8 dependent round trips, and the
-  /// wave took 24.8 µs against 9.2 behind a grid barrier (context 4,096,
+  /// wave took 24.8 µs against 8.2 behind a grid barrier (context 4,096,
   /// docs/PERFORMANCE.md, step 8).
   bool tagChunkedAttention = false;
 
