@@ -288,7 +288,9 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
     const uint64_t src = r < group ? uint64_t(g * group + r) * d : at.geo.qRows() + g * d;
     float sn, cs;
     sincosf(static_cast<float>(step.pos) * invFreq[i], &sn, &cs);
-    float x0 = qkv.load1(src + i), x1 = qkv.load1(src + i + half);
+    // Both loads in flight before either is waited for.
+    const uint64_t issued0 = qkv.issue(src + i), issued1 = qkv.issue(src + i + half);
+    const float x0 = qkv.finish(src + i, issued0), x1 = qkv.finish(src + i + half, issued1);
     float y0 = x0 * cs - x1 * sn, y1 = x1 * cs + x0 * sn;
     if (r < group) {
       qs[r * d + i] = y0;

@@ -97,6 +97,18 @@ public:
     return tagged_ ? loadTagged(tagged() + i, tag_) : plain()[i];
   }
   __device__ bool isTagged() const { return tagged_; }
+  /// Element i's load issued, not waited for: finish(i, issued) gives its
+  /// value, so that other loads can be in flight meanwhile.
+  __device__ __forceinline__ uint64_t issue(uint64_t i) const {
+    return tagged_ ? loadRelaxed(tagged() + i) : __float_as_uint(plain()[i]);
+  }
+  __device__ __forceinline__ float finish(uint64_t i, uint64_t issued) const {
+    if (!tagged_)
+      return __uint_as_float(uint32_t(issued));
+    while (tag_.wait && plan::tagOf(issued) != tag_.tag)
+      issued = loadRelaxed(tagged() + i);
+    return plan::valueOf(issued);
+  }
   /// For each j < B, the 8 values at vectors[j] and the 2 at pairs[j], every
   /// load issued before any is waited for (one round trip for all when the
   /// values are there; one wait after another, they were 2B round trips).

@@ -32,10 +32,23 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
   const uint32_t begin = t.rowBegin, end = t.rowEnd;
   const bool hasResidual = flags & plan::kFlagResidual;
   const F32In residual = in1(a, t, step);
+  // The Stream worker issues it before the input's loads and waits for it
+  // after them: one round trip for both (the residual was written waves ago).
+  // The Plain worker, at 64 registers, waits for it first (holding it across
+  // the input spilled).
+  const uint32_t earlyRow = begin + warpId() + laneId() * kWarps;
+  const bool hasEarly = hasResidual && earlyRow < end;
   float early = 0;
-  if (hasResidual && begin + warpId() + laneId() * kWarps < end)
-    early = residual.load1(begin + warpId() + laneId() * kWarps);
+  uint64_t earlyIssued = 0;
+  if (hasEarly) {
+    if constexpr (kStreamed)
+      earlyIssued = residual.issue(earlyRow);
+    else
+      early = residual.load1(earlyRow);
+  }
   loadNormalizedInput(a, t, step, ws, k, chunks, xs, s);
+  if (kStreamed && hasEarly)
+    early = residual.finish(earlyRow, earlyIssued);
 #if !TI_WORKER_STREAM
   if (static_cast<plan::Opcode>(t.opcode) == plan::Opcode::GateUp) { // GateUp.cuh
     const uint32_t n = end - begin;
