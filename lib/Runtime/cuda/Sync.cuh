@@ -197,6 +197,13 @@ __device__ __forceinline__ ulonglong2 waitForTags(const uint64_t *at, ulonglong2
   return v;
 }
 
+/// `v`, loaded from `at`, once its tag is the step's (reloaded until).
+__device__ __forceinline__ uint64_t waitForTag(const uint64_t *at, uint64_t v, StepTag step) {
+  while (step.wait && plan::tagOf(v) != step.tag)
+    v = loadRelaxed(at);
+  return v;
+}
+
 /// N (2, 4 or 8) tagged values at `at` (16-byte aligned) once each carries
 /// the step's tag: all N/2 loads are issued before any tag is looked at, so a
 /// value that is ready costs one round trip.
@@ -204,31 +211,15 @@ template <uint32_t N>
 __device__ __forceinline__ void loadTagged(const uint64_t *at, StepTag step, float (&out)[N]) {
   static_assert(N == 2 || N == 4 || N == 8, "whole 16-byte pairs");
   ulonglong2 v[N / 2];
-  for (;;) {
 #pragma unroll
-    for (uint32_t i = 0; i < N / 2; ++i)
-      v[i] = loadRelaxedPair(at + 2 * i);
-    bool ready = true;
-#pragma unroll
-    for (uint32_t i = 0; i < N / 2; ++i)
-      ready &= plan::tagOf(v[i].x) == step.tag && plan::tagOf(v[i].y) == step.tag;
-    if (ready || !step.wait)
-      break;
-  }
+  for (uint32_t i = 0; i < N / 2; ++i)
+    v[i] = loadRelaxedPair(at + 2 * i);
 #pragma unroll
   for (uint32_t i = 0; i < N / 2; ++i) {
+    v[i] = waitForTags(at + 2 * i, v[i], step);
     out[2 * i] = plan::valueOf(v[i].x);
     out[2 * i + 1] = plan::valueOf(v[i].y);
   }
-}
-
-/// One tagged value at `at` (8-byte aligned), once it carries the step's tag.
-__device__ __forceinline__ float loadTagged(const uint64_t *at, StepTag step) {
-  uint64_t v;
-  do
-    v = loadRelaxed(at);
-  while (step.wait && plan::tagOf(v) != step.tag);
-  return plan::valueOf(v);
 }
 
 /// The grid barrier. Only thread 0 of a block touches the counter, so the

@@ -93,9 +93,7 @@ public:
     }
     return *reinterpret_cast<const float2 *>(plain() + i);
   }
-  __device__ __forceinline__ float load1(uint64_t i) const {
-    return tagged_ ? loadTagged(tagged() + i, tag_) : plain()[i];
-  }
+  __device__ __forceinline__ float load1(uint64_t i) const { return finish(i, issue(i)); }
   __device__ bool isTagged() const { return tagged_; }
   /// Element i's load issued, not waited for: finish(i, issued) gives its
   /// value, so that other loads can be in flight meanwhile.
@@ -103,11 +101,8 @@ public:
     return tagged_ ? loadRelaxed(tagged() + i) : __float_as_uint(plain()[i]);
   }
   __device__ __forceinline__ float finish(uint64_t i, uint64_t issued) const {
-    if (!tagged_)
-      return __uint_as_float(uint32_t(issued));
-    while (tag_.wait && plan::tagOf(issued) != tag_.tag)
-      issued = loadRelaxed(tagged() + i);
-    return plan::valueOf(issued);
+    return tagged_ ? plan::valueOf(waitForTag(tagged() + i, issued, tag_))
+                   : __uint_as_float(uint32_t(issued));
   }
   /// For each j < B, the 8 values at vectors[j] and the 2 at pairs[j], every
   /// load issued before any is waited for (one round trip for all when the
@@ -118,11 +113,8 @@ public:
     if (!tagged_) {
 #pragma unroll
       for (uint32_t j = 0; j < B; ++j) {
-        const float4 lo = *reinterpret_cast<const float4 *>(plain() + vectors[j]);
-        const float4 hi = *reinterpret_cast<const float4 *>(plain() + vectors[j] + 4);
-        x[j][0] = lo.x, x[j][1] = lo.y, x[j][2] = lo.z, x[j][3] = lo.w;
-        x[j][4] = hi.x, x[j][5] = hi.y, x[j][6] = hi.z, x[j][7] = hi.w;
-        two[j] = *reinterpret_cast<const float2 *>(plain() + pairs[j]);
+        load8(vectors[j], x[j]);
+        two[j] = load2(pairs[j]);
       }
       return;
     }
