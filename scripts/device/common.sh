@@ -7,6 +7,7 @@
 #   out    the logs
 #   work   a scratch folder
 #   fail   records a failure (FAILED: ... on the log and in out/failures.txt)
+#   bounded runs a command with a time limit (a hang fails, and the call goes on)
 #   finish prints PASS or FAIL and exits 0 or 1; on the lent machine ($OUT
 #          set) it first packs the logs into out/logs.tgz, keeping only
 #          table.txt and failures.txt beside it: of $OUT at most 8 files come
@@ -23,6 +24,14 @@ TI_TOOLS_DIR=$(realpath -m "$bin") TI_SOURCE_DIR=$root
 export TI_TOOLS_DIR TI_SOURCE_DIR
 failed=0
 fail() { echo "FAILED: $*" | tee -a "$out/failures.txt"; failed=1; }
+# bounded SECONDS COMMAND...: the command, stopped after SECONDS (status 124):
+# a launch that hangs must not take the call's whole device time with it
+# (docs/PERFORMANCE.md, step 9: one hung call cost 11.5 minutes).
+bounded() {
+  local seconds=$1
+  shift
+  timeout --kill-after=10 "$seconds" "$@"
+}
 finish() {
   if [ -n "${OUT:-}" ]; then
     (cd "$out" && find . -type f ! -name table.txt ! -name failures.txt ! -name logs.tgz \

@@ -3,7 +3,8 @@
 # tools in, one table out; nothing is built on the device. Run from the
 # repository root with the tools of a CUDA build in $TI_BIN (default
 # .device/bin), and optionally a second build's in $TI_BASELINE_BIN:
-#   TI_BIN=build/bin [TI_BASELINE_BIN=.device/base] bash scripts/device/stream-check.sh [OUTDIR]
+#   TI_BIN=build/bin [TI_BASELINE_BIN=.device/base] [TI_TARGET_FILES="a.json ..."] \
+#     bash scripts/device/stream-check.sh [OUTDIR]
 # 1. TiGpuTests; compute-sanitizer memcheck, racecheck and synccheck on the
 #    tiny model's stream plan and racecheck on its plain plan (3 prompt
 #    tokens, 20 generated);
@@ -19,10 +20,15 @@
 #    own start and end shared: --steps-per-launch), and the full step of
 #    the h200 plan in the other FFN form (`tic --ffn-form partials`, its own
 #    packed weights: the build "partials");
+#    with target files (TI_TARGET_FILES), the 1B's plan of each (this build's
+#    tools: a stage size, a ring or a walk to try) twice in full mode, each
+#    under the file's name;
 # 3. one table: build, mode, context, ms per token (median), share of floor;
 #    then the consumers' speed (issue #13, item 7): a traced compute-only
 #    step of the 1B, its streaming tasks by wave against one worker's share
 #    of the bandwidth (bench/trace_timeline.py's last table).
+# Every GPU command runs bounded (common.sh): the tests TI_TESTS_TIMEOUT
+# seconds (default 420), each benchmark TI_BENCH_TIMEOUT (default 150).
 # On the lent machine ($OUT set) the logs end up in OUTDIR/logs.tgz.
 # Any failure prints FAILED and makes the exit status 1; the last line is PASS
 # or FAIL.
@@ -34,7 +40,9 @@ contexts=${TI_CONTEXTS:-1,128,4096}
 nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
 
 echo "== GPU tests"
-"$bin/TiGpuTests" > "$out/gpu-tests.log" 2>&1 || fail "TiGpuTests (see $out/gpu-tests.log)"
+tests_timeout=${TI_TESTS_TIMEOUT:-420} bench_timeout=${TI_BENCH_TIMEOUT:-150}
+bounded "$tests_timeout" "$bin/TiGpuTests" > "$out/gpu-tests.log" 2>&1 ||
+  fail "TiGpuTests (see $out/gpu-tests.log)"
 grep -E "^\[ *(PASSED|FAILED) *\]" "$out/gpu-tests.log"
 if grep -q '^\[  SKIPPED \]' "$out/gpu-tests.log"; then
   fail "TiGpuTests skipped tests on a machine with a GPU"
@@ -48,7 +56,7 @@ if "$bin/tic" models/tiny.graph --target h200 --execution stream --max-context 6
   for check in memcheck:s racecheck:s synccheck:s racecheck:p; do
     tool=${check%:*} plan=${check#*:}
     log="$out/sanitizer-$tool-$plan.log"
-    timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/tirun" \
+    bounded 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/tirun" \
       "$work/tiny-$plan.fb" "$work/tiny-$plan.bin" --backend cuda --prompt-tokens 1,5,9 -n 20 \
       > "$log" 2>&1 || fail "compute-sanitizer $tool on the tiny model's $plan plan (see $log)"
     echo "$tool ($plan): $(grep -h SUMMARY "$log")"
@@ -65,7 +73,7 @@ compile() {
 }
 # bench BUILD BIN MODE TAG: one tirun bench, its JSON kept for the table.
 bench() {
-  "$2/tirun" bench "$work/$1.fb" "$work/$1.bin" --contexts "$contexts" --sessions 3 \
+  bounded "$bench_timeout" "$2/tirun" bench "$work/$1.fb" "$work/$1.bin" --contexts "$contexts" --sessions 3 \
     --generate 0 --worker-mode "$3" --json "$out/bench-$4.json" > "$out/bench-$4.txt" 2>&1 ||
     fail "tirun bench, $4 (see $out/bench-$4.txt)"
 }
@@ -86,15 +94,15 @@ if compile new "$bin"; then
   bench new "$bin" stream-only new-stream-only
   bench new "$bin" compute-only new-compute-only
   steps8() { # MODE TAG: context 1 in launches of 8 steps.
-    "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 --sessions 3 --generate 0 \
-      --worker-mode "$1" --steps-per-launch 8 --json "$out/bench-$2.json" > "$out/bench-$2.txt" 2>&1 ||
+    bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 \
+      --sessions 3 --generate 0 --worker-mode "$1" --steps-per-launch 8 --json "$out/bench-$2.json" > "$out/bench-$2.txt" 2>&1 ||
       fail "tirun bench --steps-per-launch 8, $2 (see $out/bench-$2.txt)"
   }
   steps8 full new-full-8-steps-a-launch
   steps8 stream-only new-stream-only-8-steps-a-launch
   mkdir -p "$work/consumers"
-  if "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 --sessions 1 --generate 0 \
-       --worker-mode compute-only --trace-dir "$work/consumers" --json "$work/consumers.json" \
+  if bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 \
+       --sessions 1 --generate 0 --worker-mode compute-only --trace-dir "$work/consumers" --json "$work/consumers.json" \
        > "$out/consumers-bench.txt" 2>&1; then
     gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
       "$work/consumers.json")
@@ -104,10 +112,24 @@ if compile new "$bin"; then
     fail "tirun bench, the traced compute-only step (see $out/consumers-bench.txt)"
   fi
   rm -f "$work/new.bin" "$work/base.bin"
+  for file in ${TI_TARGET_FILES:-}; do
+    # The build's name in the table: the file's, without dashes (the tag's
+    # first dash ends it).
+    name=$(basename "$file" .json | tr -- '-.' '__')
+    if "$bin/tic" models/llama32-1b.graph --target-file "$file" -o "$work/$name.fb" &&
+       "$bin/tipack" "$work/$name.fb" --random --seed 1 -q -o "$work/$name.bin"; then
+      for round in 1 2; do
+        bench "$name" "$bin" full "$name-full-$round"
+      done
+    else
+      fail "compiling or packing the 1B for target file $file"
+    fi
+    rm -f "$work/$name.bin"
+  done
   if "$bin/tic" models/llama32-1b.graph --target h200 --ffn-form partials -o "$work/partials.fb" &&
      "$bin/tipack" "$work/partials.fb" --random --seed 1 -q -o "$work/partials.bin"; then
-    "$bin/tirun" bench "$work/partials.fb" "$work/partials.bin" --contexts "$contexts" --sessions 3 \
-      --generate 0 --json "$out/bench-partials-full.json" > "$out/bench-partials-full.txt" 2>&1 ||
+    bounded "$bench_timeout" "$bin/tirun" bench "$work/partials.fb" "$work/partials.bin" \
+      --contexts "$contexts" --sessions 3 --generate 0 --json "$out/bench-partials-full.json" > "$out/bench-partials-full.txt" 2>&1 ||
       fail "tirun bench, the partials form (see $out/bench-partials-full.txt)"
   else
     fail "compiling or packing the 1B in the partials form"
