@@ -66,16 +66,20 @@ else
 fi
 
 echo "== Llama 3.2 1B, random weights: tirun bench"
-# compile BUILD BIN: the build's own plan and weights (a layout may change).
+# compile BUILD BIN [TIC OPTIONS...]: the build's own plan (the h200 target
+# unless options say otherwise) and weights (a layout may change).
 compile() {
-  "$2/tic" models/llama32-1b.graph --target h200 -o "$work/$1.fb" &&
-    "$2/tipack" "$work/$1.fb" --random --seed 1 -q -o "$work/$1.bin"
+  local build=$1 tools=$2
+  shift 2
+  [ $# -gt 0 ] || set -- --target h200
+  "$tools/tic" models/llama32-1b.graph "$@" -o "$work/$build.fb" &&
+    "$tools/tipack" "$work/$build.fb" --random --seed 1 -q -o "$work/$build.bin"
 }
 # bench BUILD BIN MODE TAG: one tirun bench, its JSON kept for the table.
 bench() {
-  bounded "$bench_timeout" "$2/tirun" bench "$work/$1.fb" "$work/$1.bin" --contexts "$contexts" --sessions 3 \
-    --generate 0 --worker-mode "$3" --json "$out/bench-$4.json" > "$out/bench-$4.txt" 2>&1 ||
-    fail "tirun bench, $4 (see $out/bench-$4.txt)"
+  bounded "$bench_timeout" "$2/tirun" bench "$work/$1.fb" "$work/$1.bin" --contexts "$contexts" \
+    --sessions 3 --generate 0 --worker-mode "$3" --json "$out/bench-$4.json" \
+    > "$out/bench-$4.txt" 2>&1 || fail "tirun bench, $4 (see $out/bench-$4.txt)"
 }
 if compile new "$bin"; then
   if [ -n "$base" ]; then
@@ -95,15 +99,16 @@ if compile new "$bin"; then
   bench new "$bin" compute-only new-compute-only
   steps8() { # MODE TAG: context 1 in launches of 8 steps.
     bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 \
-      --sessions 3 --generate 0 --worker-mode "$1" --steps-per-launch 8 --json "$out/bench-$2.json" > "$out/bench-$2.txt" 2>&1 ||
+      --sessions 3 --generate 0 --worker-mode "$1" --steps-per-launch 8 \
+      --json "$out/bench-$2.json" > "$out/bench-$2.txt" 2>&1 ||
       fail "tirun bench --steps-per-launch 8, $2 (see $out/bench-$2.txt)"
   }
   steps8 full new-full-8-steps-a-launch
   steps8 stream-only new-stream-only-8-steps-a-launch
   mkdir -p "$work/consumers"
   if bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 \
-       --sessions 1 --generate 0 --worker-mode compute-only --trace-dir "$work/consumers" --json "$work/consumers.json" \
-       > "$out/consumers-bench.txt" 2>&1; then
+       --sessions 1 --generate 0 --worker-mode compute-only --trace-dir "$work/consumers" \
+       --json "$work/consumers.json" > "$out/consumers-bench.txt" 2>&1; then
     gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
       "$work/consumers.json")
     python3 bench/trace_timeline.py "$work/consumers/trace-1.json" --bandwidth-gbs "$gbs" \
@@ -116,8 +121,7 @@ if compile new "$bin"; then
     # The build's name in the table: the file's, without dashes (the tag's
     # first dash ends it).
     name=$(basename "$file" .json | tr -- '-.' '__')
-    if "$bin/tic" models/llama32-1b.graph --target-file "$file" -o "$work/$name.fb" &&
-       "$bin/tipack" "$work/$name.fb" --random --seed 1 -q -o "$work/$name.bin"; then
+    if compile "$name" "$bin" --target-file "$file"; then
       for round in 1 2; do
         bench "$name" "$bin" full "$name-full-$round"
       done
@@ -126,11 +130,8 @@ if compile new "$bin"; then
     fi
     rm -f "$work/$name.bin"
   done
-  if "$bin/tic" models/llama32-1b.graph --target h200 --ffn-form partials -o "$work/partials.fb" &&
-     "$bin/tipack" "$work/partials.fb" --random --seed 1 -q -o "$work/partials.bin"; then
-    bounded "$bench_timeout" "$bin/tirun" bench "$work/partials.fb" "$work/partials.bin" \
-      --contexts "$contexts" --sessions 3 --generate 0 --json "$out/bench-partials-full.json" > "$out/bench-partials-full.txt" 2>&1 ||
-      fail "tirun bench, the partials form (see $out/bench-partials-full.txt)"
+  if compile partials "$bin" --target h200 --ffn-form partials; then
+    bench partials "$bin" full partials-full
   else
     fail "compiling or packing the 1B in the partials form"
   fi
