@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Where a kernel's warps stall, by source line: Nsight Compute's SASS view
+joined to the line table of the cubin the kernel was built from.
+
+On the GPU machine (it has ncu; this machine has no disassembler):
+  ncu --clock-control none -k regex:workerKernel --launch-skip 4 --launch-count 1 \\
+      --section SourceCounters -o prof tirun bench PLAN W --contexts 1 ...
+  ncu -i prof.ncu-rep --page source --csv --print-source sass > sass.csv
+Here, with the cubin of the same build (nvcc --keep writes it; CMake keeps
+the Stream worker's in build/lib/Runtime/cuda/stream-worker-keep/):
+  python3 bench/ncu_source_lines.py sass.csv --cubin StreamWorker.sm_90.cubin \\
+      --function workerKernelILb0E [--top 40]
+
+Prints the warp-stall samples by file:line (innermost inlined location), each
+with its three largest stall reasons, then the samples by file. The line table
+comes from `readelf --debug-dump=decodedline` (binutils reads the cubin's
+DWARF .debug_line; NVIDIA's extended opcodes only draw warnings), its
+sequences named by the symbols of the `.rela.debug_line` relocations, in order;
+--lines FILE takes a saved dump of both (`readelf -rW` then the decoded lines)
+instead of running readelf.
+"""
+import argparse
+import bisect
+import collections
+import csv
+import re
+import subprocess
+import sys
+
+
+def readelf_dump(cubin):
+    out = []
+    for flags in (["-rW"], ["--debug-dump=decodedline"]):
+        out.append(subprocess.run(["readelf", *flags, cubin], capture_output=True, text=True,
+                                  check=True).stdout)
+    return "\n".join(out)
+
+
+def line_tables(dump):
+    """{symbol: sorted [(address, 'file:line')]} for every sequence of the dump."""
+    symbols, in_rela = [], False
+    for line in dump.splitlines():
+        if line.startswith("Relocation section"):
+            in_rela = "'.rela.debug_line'" in line
+            continue
+        m = re.match(r"^([0-9a-f]{16})\s+\S+\s+\S+(?:\s+\S+)?\s+[0-9a-f]{16}\s+(\S+)", line)
+        if in_rela and m:
+            symbols.append((int(m.group(1), 16), m.group(2)))
+    symbols = [name for _, name in sorted(symbols)]
+    sequences, last = [], None
+    for line in dump.splitlines():
+        m = re.match(r"^(\S+)\s+(\d+)\s+(0x[0-9a-f]+|0)\s", line)
+        if not m:
+            continue
+        address = int(m.group(3), 16)
+        if last is None or address < last:
+            sequences.append([])
+        last = address
+        sequences[-1].append((address, f"{m.group(1)}:{m.group(2)}"))
+    if len(symbols) != len(sequences):
+        sys.exit(f"error: {len(sequences)} line sequences but {len(symbols)} relocated symbols")
+    return {name: sorted(seq) for name, seq in zip(symbols, sequences)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("sass_csv")
+    ap.add_argument("--cubin")
+    ap.add_argument("--lines", help="a saved `readelf -rW` + decoded-lines dump")
+    ap.add_argument("--function", required=True, help="a substring of the kernel's symbol")
+    ap.add_argument("--top", type=int, default=40)
+    args = ap.parse_args()
+    if not args.cubin and not args.lines:
+        sys.exit("error: give --cubin or --lines")
+    dump = open(args.lines).read() if args.lines else readelf_dump(args.cubin)
+    tables = {k: v for k, v in line_tables(dump).items() if args.function in k}
+    if len(tables) != 1:
+        sys.exit(f"error: --function {args.function} names {len(tables)} of the cubin's functions")
+    (table,) = tables.values()
+    addresses = [a for a, _ in table]
+
+    rows = list(csv.reader(open(args.sass_csv)))
+    header = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
+    names, data = rows[header], [r for r in rows[header + 1:] if r and r[0].startswith("0x")]
+    samples = names.index("Warp Stall Sampling (All Samples)")
+    reasons = [i for i, n in enumerate(names) if n.startswith("stall_") and "Not Issued" not in n]
+    base = int(data[0][0], 16)
+    total = sum(int(r[samples] or 0) for r in data)
+    if total == 0:
+        sys.exit("error: no stall samples in the CSV")
+    by_line, why = collections.Counter(), collections.defaultdict(collections.Counter)
+    for r in data:
+        n = int(r[samples] or 0)
+        if not n:
+            continue
+        i = bisect.bisect_right(addresses, int(r[0], 16) - base) - 1
+        where = table[i][1] if i >= 0 else "?"
+        by_line[where] += n
+        for j in reasons:
+            if r[j] and int(r[j]):
+                why[where][names[j][len("stall_"):]] += int(r[j])
+    print(f"{total} samples over {len(data)} instructions")
+    print(f"{'%':>6}  {'file:line':32} largest stall reasons (% of all samples)")
+    for where, n in by_line.most_common(args.top):
+        top = ", ".join(f"{k} {100 * v / total:.1f}" for k, v in why[where].most_common(3))
+        print(f"{100 * n / total:6.2f}  {where:32} {top}")
+    by_file = collections.Counter()
+    for where, n in by_line.items():
+        by_file[where.rsplit(":", 1)[0]] += n
+    print("by file: " + ", ".join(f"{f} {100 * n / total:.1f}" for f, n in by_file.most_common()))
+
+
+if __name__ == "__main__":
+    main()
