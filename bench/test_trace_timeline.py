@@ -126,6 +126,19 @@ class HandMadeTrace(unittest.TestCase):
         self.assertAlmostEqual(crit["ffn_reduce"]["median_us"], 3)
         self.assertAlmostEqual(crit["ffn_reduce"]["above_us"], 3)
 
+    def test_late_workers(self):
+        acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
+        late = tt.late_workers(acc)
+        # Wave 0 ends at 5 and 6 (median 5.5): worker 1 is 0.5 late, worker
+        # 0 0.5 early. Wave 1 ends at 10 and 12 (median 11).
+        self.assertEqual(late["q+k+v"]["waves"], 1)
+        self.assertAlmostEqual(late["q+k+v"]["spread_us"], 0.5)
+        self.assertEqual([x["worker"] for x in late["q+k+v"]["latest"]], [1, 0])
+        self.assertAlmostEqual(late["q+k+v"]["latest"][0]["late_us"], 0.5)
+        self.assertAlmostEqual(late["a"]["spread_us"], 1.0)
+        self.assertEqual(late["a"]["latest"][0]["worker"], 1)
+        self.assertEqual(len(tt.late_workers(acc, top=1)["a"]["latest"]), 1)
+
     def test_quantiles_are_nearest_rank(self):
         v = list(range(1, 11))  # 1..10
         self.assertEqual(tt.quantile(v, 0.1), 1)

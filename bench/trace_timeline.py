@@ -401,6 +401,34 @@ def critical_by_wave(acc):
             for name, r in rows.items()}
 
 
+def late_workers(acc, top=5):
+    """The workers whose last task of a wave ends furthest after the wave's
+    median worker's, by wave name (a layer's waves as one): a dependent wave
+    waits for the slowest, so a worker late in every layer is a cost of
+    every layer. For each name: the median over its waves of (slowest end -
+    median end), and the `top` workers by their mean lateness (us after the
+    median end), latest first."""
+    rows = {}
+    for w in acc.waves:
+        ends = {}
+        for t in w.tasks:
+            ends[t["tid"]] = max(ends.get(t["tid"], t["ts"] + t["dur"]), t["ts"] + t["dur"])
+        if len(ends) < 2 or w.index == SELECT_WAVE:
+            continue
+        mid = median(list(ends.values()))
+        r = rows.setdefault(pattern_of(w.name), {"spread": [], "late": {}})
+        r["spread"].append(max(ends.values()) - mid)
+        for tid, end in ends.items():
+            r["late"].setdefault(tid, []).append(end - mid)
+    out = {}
+    for name, r in rows.items():
+        mean = {tid: sum(v) / len(v) for tid, v in r["late"].items()}
+        latest = sorted(mean.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        out[name] = {"waves": len(r["spread"]), "spread_us": median(r["spread"]),
+                     "latest": [{"worker": tid, "late_us": us} for tid, us in latest]}
+    return out
+
+
 def to_json(acc):
     return {
         "step_us": acc.total,
@@ -417,6 +445,7 @@ def to_json(acc):
         "tasks_by_opcode": tasks_by_opcode(acc),
         "streams_by_wave": streams_by_wave(acc),
         "critical_by_wave": critical_by_wave(acc),
+        "late_workers": late_workers(acc),
     }
 
 
@@ -470,6 +499,12 @@ def print_report(acc, out=None):
     for name, r in j["critical_by_wave"].items():
         print(f"  {name:<14} {r['waves']:>5} {r['median_us']:8.2f} {r['ideal_us']:9.2f} "
               f"{r['above_us']:9.2f}", file=out)
+    print("late workers (a wave's slowest end after its median worker's, median over the "
+          "waves; the workers latest on average, us after the median end):", file=out)
+    print(f"  {'wave':<14} {'waves':>5} {'spread us':>9}  latest workers", file=out)
+    for name, r in j["late_workers"].items():
+        latest = ", ".join(f"{x['worker']} {x['late_us']:.2f}" for x in r["latest"])
+        print(f"  {name:<14} {r['waves']:>5} {r['spread_us']:9.2f}  {latest}", file=out)
 
 
 # --- the picture -------------------------------------------------------------
