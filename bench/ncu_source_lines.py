@@ -80,8 +80,14 @@ def main():
     addresses = [a for a, _ in table]
 
     rows = list(csv.reader(open(args.sass_csv)))
-    header = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
+    header = next((i for i, r in enumerate(rows) if r and r[0] == "Address"), None)
+    if header is None or "Warp Stall Sampling (All Samples)" not in rows[header]:
+        sys.exit(f"error: {args.sass_csv} has no 'Address' row with 'Warp Stall Sampling (All "
+                 "Samples)': not `ncu --page source --csv --print-source sass` of a report "
+                 "with the SourceCounters section")
     names, data = rows[header], [r for r in rows[header + 1:] if r and r[0].startswith("0x")]
+    if not data:
+        sys.exit(f"error: {args.sass_csv} lists no instructions")
     samples = names.index("Warp Stall Sampling (All Samples)")
     reasons = [i for i, n in enumerate(names) if n.startswith("stall_") and "Not Issued" not in n]
     base = int(data[0][0], 16)
