@@ -22,7 +22,10 @@
 #    packed weights: the build "partials");
 #    with target files (TI_TARGET_FILES), the 1B's plan of each (this build's
 #    tools: a stage size, a ring or a walk to try) twice in full mode, each
-#    under the file's name;
+#    under the file's name; with variant builds (TI_VARIANTS="name=DIR ...",
+#    each DIR holding a build's tic, tipack and tirun; names without dashes),
+#    each compiles and packs its own plan and joins the rounds of full mode
+#    between the baseline and this build, under its name;
 # 3. one table: build, mode, context, ms per token (median), share of floor;
 #    then the consumers' speed (issue #13, item 7): a traced compute-only
 #    step of the 1B, its streaming tasks by wave against one worker's share
@@ -89,18 +92,33 @@ bench() {
     > "$out/bench-$4.txt" 2>&1 || fail "tirun bench, $4 (see $out/bench-$4.txt)"
 }
 if compile new "$bin"; then
-  if [ -n "$base" ]; then
-    if compile base "$base"; then
-      for round in 1 2; do
-        bench base "$base" full "base-full-$round"
-        bench new "$bin" full "new-full-$round"
+  variants=()
+  for spec in ${TI_VARIANTS:-}; do
+    name=${spec%%=*} dir=${spec#*=}
+    case "$name" in
+      "" | *-* | "$spec") fail "TI_VARIANTS: '$spec' is not NAME=DIR with a NAME without dashes" ;;
+      *) if compile "$name" "$dir"; then variants+=("$spec"); else
+           fail "variant $name's tools could not compile and pack the 1B"; fi ;;
+    esac
+  done
+  if [ -n "$base" ] && ! compile base "$base"; then
+    fail "the baseline's tools could not compile and pack the 1B"
+    base=""
+  fi
+  if [ -n "$base" ] || [ ${#variants[@]} -gt 0 ]; then
+    for round in 1 2; do
+      [ -z "$base" ] || bench base "$base" full "base-full-$round"
+      bench new "$bin" full "new-full-$round"
+      for spec in "${variants[@]}"; do
+        bench "${spec%%=*}" "${spec#*=}" full "${spec%%=*}-full-$round"
       done
-    else
-      fail "the baseline's tools could not compile and pack the 1B"
-    fi
+    done
   else
     bench new "$bin" full new-full-1
   fi
+  for spec in "${variants[@]}"; do
+    rm -f "$work/${spec%%=*}.bin"
+  done
   bench new "$bin" no-dependencies new-no-dependencies
   bench new "$bin" stream-only new-stream-only
   bench new "$bin" compute-only new-compute-only
