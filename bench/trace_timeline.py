@@ -412,7 +412,8 @@ def late_workers(acc, top=5):
     for w in acc.waves:
         ends = {}
         for t in w.tasks:
-            ends[t["tid"]] = max(ends.get(t["tid"], t["ts"] + t["dur"]), t["ts"] + t["dur"])
+            end = t["ts"] + t["dur"]
+            ends[t["tid"]] = max(ends.get(t["tid"], end), end)
         if len(ends) < 2 or w.index == SELECT_WAVE:
             continue
         mid = median(list(ends.values()))

@@ -26,17 +26,17 @@
 #    each DIR holding a build's tic, tipack and tirun; names without dashes),
 #    each compiles and packs its own plan and joins the rounds of full mode
 #    between the baseline and this build, under its name;
-# 3. one table: build, mode, context, ms per token (median), share of floor;
-#    then the consumers' speed (issue #13, item 7): a traced compute-only
-#    step of the 1B, its streaming tasks by wave against one worker's share
-#    of the bandwidth (bench/trace_timeline.py's last table);
-# 4. with TI_NCU=1, Nsight Compute's warp-stall samples of one launch of the
-#    1B at context 1 in full and compute-only modes, exported per
-#    instruction to ncu-sass-MODE.csv (in logs.tgz): on the development
+#    with TI_NCU=1, Nsight Compute's warp-stall samples of one launch of
+#    this build's plan at context 1 in full and compute-only modes, exported
+#    per instruction to ncu-sass-MODE.csv (in logs.tgz): on the development
 #    machine, `python3 bench/ncu_source_lines.py ncu-sass-full.csv --cubin
 #    BUILD/lib/Runtime/cuda/stream-worker-keep/StreamWorker.sm_90.cubin
 #    --function workerKernelILb0E` gives them by source line (the cubin of
-#    the build whose tools ran).
+#    the build whose tools ran);
+# 3. one table: build, mode, context, ms per token (median), share of floor;
+#    then the consumers' speed (issue #13, item 7): a traced compute-only
+#    step of the 1B, its streaming tasks by wave against one worker's share
+#    of the bandwidth (bench/trace_timeline.py's last table).
 # Every GPU command runs bounded (common.sh): the tests TI_TESTS_TIMEOUT
 # seconds (default 420), each benchmark TI_BENCH_TIMEOUT (default 150).
 # On the lent machine ($OUT set) the logs end up in OUTDIR/logs.tgz.
@@ -141,6 +141,18 @@ if compile new "$bin"; then
   else
     fail "tirun bench, the traced compute-only step (see $out/consumers-bench.txt)"
   fi
+  if [ -n "${TI_NCU:-}" ]; then
+    echo "== ncu: warp-stall samples, context 1"
+    for mode in full compute-only; do
+      bounded "$bench_timeout" ncu --clock-control none -k regex:workerKernel --launch-skip 4 \
+        --launch-count 1 --section SourceCounters -f -o "$work/ncu-$mode" "$bin/tirun" bench \
+        "$work/new.fb" "$work/new.bin" --contexts 1 --sessions 1 --reps 3 --warmup 3 --generate 0 \
+        --bandwidth-bytes 256MiB --worker-mode "$mode" > "$out/ncu-run-$mode.txt" 2>&1 &&
+        ncu -i "$work/ncu-$mode.ncu-rep" --page source --csv --print-source sass \
+          > "$out/ncu-sass-$mode.csv" 2> "$out/ncu-export-$mode.txt" ||
+        fail "ncu, $mode mode (see $out/ncu-run-$mode.txt)"
+    done
+  fi
   rm -f "$work/new.bin" "$work/base.bin"
   for file in ${TI_TARGET_FILES:-}; do
     # The build's name in the table: the file's, without dashes (the tag's
@@ -162,24 +174,6 @@ if compile new "$bin"; then
   fi
 else
   fail "compiling or packing Llama 3.2 1B"
-fi
-
-if [ -n "${TI_NCU:-}" ]; then
-  echo "== ncu: warp-stall samples, context 1"
-  if compile ncu "$bin"; then
-    for mode in full compute-only; do
-      bounded "$bench_timeout" ncu --clock-control none -k regex:workerKernel --launch-skip 4 \
-        --launch-count 1 --section SourceCounters -f -o "$work/ncu-$mode" "$bin/tirun" bench \
-        "$work/ncu.fb" "$work/ncu.bin" --contexts 1 --sessions 1 --reps 3 --warmup 3 --generate 0 \
-        --bandwidth-bytes 256MiB --worker-mode "$mode" > "$out/ncu-run-$mode.txt" 2>&1 &&
-        ncu -i "$work/ncu-$mode.ncu-rep" --page source --csv --print-source sass \
-          > "$out/ncu-sass-$mode.csv" 2> "$out/ncu-export-$mode.txt" ||
-        fail "ncu, $mode mode (see $out/ncu-run-$mode.txt)"
-    done
-    rm -f "$work/ncu.bin"
-  else
-    fail "compiling or packing the 1B for ncu"
-  fi
 fi
 
 echo "== the table"
