@@ -204,9 +204,16 @@ __device__ __forceinline__ uint64_t waitForTag(const uint64_t *at, uint64_t v, S
   return v;
 }
 
+/// Whether both values of a pair carry the step's tag.
+__device__ __forceinline__ bool hasTags(ulonglong2 v, StepTag step) {
+  return plan::tagOf(v.x) == step.tag && plan::tagOf(v.y) == step.tag;
+}
+
 /// N (2, 4 or 8) tagged values at `at` (16-byte aligned) once each carries
-/// the step's tag: all N/2 loads are issued before any tag is looked at, so a
-/// value that is ready costs one round trip.
+/// the step's tag: all N/2 loads are issued before any tag is looked at, and
+/// every pair still without its tag is reloaded in the same round, so that
+/// the wait ends about one round trip after the last value lands (reloading
+/// one pair after another cost a round trip per late pair).
 template <uint32_t N>
 __device__ __forceinline__ void loadTagged(const uint64_t *at, StepTag step, float (&out)[N]) {
   static_assert(N == 2 || N == 4 || N == 8, "whole 16-byte pairs");
@@ -214,9 +221,20 @@ __device__ __forceinline__ void loadTagged(const uint64_t *at, StepTag step, flo
 #pragma unroll
   for (uint32_t i = 0; i < N / 2; ++i)
     v[i] = loadRelaxedPair(at + 2 * i);
+  while (step.wait) {
+    bool ready = true;
+#pragma unroll
+    for (uint32_t i = 0; i < N / 2; ++i)
+      ready = ready && hasTags(v[i], step);
+    if (ready)
+      break;
+#pragma unroll
+    for (uint32_t i = 0; i < N / 2; ++i)
+      if (!hasTags(v[i], step))
+        v[i] = loadRelaxedPair(at + 2 * i);
+  }
 #pragma unroll
   for (uint32_t i = 0; i < N / 2; ++i) {
-    v[i] = waitForTags(at + 2 * i, v[i], step);
     out[2 * i] = plan::valueOf(v[i].x);
     out[2 * i + 1] = plan::valueOf(v[i].y);
   }
