@@ -119,7 +119,12 @@ static Target h200() {
   t.threadsPerWorker = 1024;
   t.maxRegisters = 64;
   t.bandwidthGBs = 4471;
-  t.attentionSplitContext = 384;
+  // Below the split a layer's attention is one task a kv head (8 of the 1B's
+  // 132 workers busy, the rest at the grid barrier after it). Splitting
+  // above 128 positions rather than 384 made the 1B 3.7% faster with 128
+  // positions cached and 9-11% with 256-320, the same with 1 and 4,096; a
+  // split at 64 measured as 128 (docs/PERFORMANCE.md, step 11).
+  t.attentionSplitContext = 128;
   // sm_90's 227 KiB of opt-in shared memory per block, less the worker's 1 KiB
   // of static shared memory.
   t.sharedBytesPerWorker = 227 * 1024 - 1024;

@@ -59,9 +59,10 @@ struct Target {
   uint32_t threadsPerWorker = 1024;
   uint32_t maxRegisters = 64;
   double bandwidthGBs = 0;
-  /// Contexts above this run attention in chunks, with a barrier between
-  /// scores and values (the post used 384 on its 20 SMs).
-  uint32_t attentionSplitContext = 384;
+  /// Contexts above this run attention in chunks, merged by the readers (the
+  /// post used 384 on its 20 SMs; the lent H200 measured 128 faster, so a GPU
+  /// the probe describes starts there).
+  uint32_t attentionSplitContext = 128;
   /// How much more (0.01 = 1%) a wave's largest task may stream than the least
   /// possible largest task, to run the wave on fewer workers (balance-rows).
   double balanceTolerance = 0.01;
