@@ -18,6 +18,12 @@ DWARF .debug_line; NVIDIA's extended opcodes only draw warnings), its
 sequences named by the symbols of the `.rela.debug_line` relocations, in order;
 --lines FILE takes a saved dump of both (`readelf -rW` then the decoded lines)
 instead of running readelf.
+
+With --regions BYTES, then the samples by BYTES of the function's code: where a
+loop or an op spends its time when its lines are inlined from many files (the
+attention op at context 4,096 in docs/PERFORMANCE.md, step 11): each region's
+share of the samples, its executed warp instructions (where the export has
+them) and its three lines with the most instructions.
 """
 import argparse
 import bisect
@@ -69,6 +75,8 @@ def main():
     ap.add_argument("--lines", help="a saved `readelf -rW` + decoded-lines dump")
     ap.add_argument("--function", required=True, help="a substring of the kernel's symbol")
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--regions", type=int, metavar="BYTES",
+                    help="also print the samples by BYTES of code (regions with 0.3%% or more)")
     args = ap.parse_args()
     if not args.cubin and not args.lines:
         sys.exit("error: give --cubin or --lines")
@@ -94,13 +102,21 @@ def main():
     total = sum(int(r[samples] or 0) for r in data)
     if total == 0:
         sys.exit("error: no stall samples in the CSV")
+    executed = names.index("Instructions Executed") if "Instructions Executed" in names else None
     by_line, why = collections.Counter(), collections.defaultdict(collections.Counter)
+    regions = collections.defaultdict(lambda: [0, 0, collections.Counter()])
     for r in data:
         n = int(r[samples] or 0)
+        offset = int(r[0], 16) - base
+        i = bisect.bisect_right(addresses, offset) - 1
+        where = table[i][1] if i >= 0 else "?"
+        if args.regions:
+            region = regions[offset // args.regions]
+            region[0] += n
+            region[1] += int(r[executed] or 0) if executed is not None else 0
+            region[2][where] += 1
         if not n:
             continue
-        i = bisect.bisect_right(addresses, int(r[0], 16) - base) - 1
-        where = table[i][1] if i >= 0 else "?"
         by_line[where] += n
         for j in reasons:
             if r[j] and int(r[j]):
@@ -114,6 +130,15 @@ def main():
     for where, n in by_line.items():
         by_file[where.rsplit(":", 1)[0]] += n
     print("by file: " + ", ".join(f"{f} {100 * n / total:.1f}" for f, n in by_file.most_common()))
+    if args.regions:
+        print(f"by {args.regions} bytes of code (regions with 0.3% of the samples or more):")
+        for k in sorted(regions):
+            n, ran, lines = regions[k]
+            if 1000 * n < 3 * total:
+                continue
+            ran = f" executed {ran:>10}" if executed is not None else ""
+            top = ", ".join(f"{w} x{c}" for w, c in lines.most_common(3))
+            print(f"  {k * args.regions:#8x}-{(k + 1) * args.regions:#8x} {100 * n / total:6.2f}%{ran}  {top}")
 
 
 if __name__ == "__main__":
