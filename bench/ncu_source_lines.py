@@ -107,6 +107,8 @@ def main():
     regions = collections.defaultdict(lambda: [0, 0, collections.Counter()])
     for r in data:
         n = int(r[samples] or 0)
+        if not n and not args.regions:
+            continue  # Only the regions count instructions without samples.
         offset = int(r[0], 16) - base
         i = bisect.bisect_right(addresses, offset) - 1
         where = table[i][1] if i >= 0 else "?"
