@@ -24,6 +24,10 @@ loop or an op spends its time when its lines are inlined from many files (the
 attention op at context 4,096 in docs/PERFORMANCE.md, step 11): each region's
 share of the samples, its executed warp instructions (where the export has
 them) and its three lines with the most instructions.
+
+With --range LO:HI (hex offsets into the function), only the instructions in
+[LO, HI): one op's code, such as an outlined device function the kernel calls
+(docs/PERFORMANCE.md, step 12), its percentages of the range's samples.
 """
 import argparse
 import bisect
@@ -77,7 +81,17 @@ def main():
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--regions", type=int, metavar="BYTES",
                     help="also print the samples by BYTES of code (regions with 0.3%% or more)")
+    ap.add_argument("--range", metavar="LO:HI",
+                    help="only the instructions at offsets [LO, HI) of the function (hex)")
     args = ap.parse_args()
+    span = None
+    if args.range:
+        try:
+            span = tuple(int(x, 16) for x in args.range.split(":"))
+        except ValueError:
+            span = ()
+        if len(span) != 2 or span[0] >= span[1]:
+            sys.exit(f"error: --range {args.range}: want LO:HI, hex offsets with LO < HI")
     if not args.cubin and not args.lines:
         sys.exit("error: give --cubin or --lines")
     dump = open(args.lines).read() if args.lines else readelf_dump(args.cubin)
@@ -99,9 +113,11 @@ def main():
     samples = names.index("Warp Stall Sampling (All Samples)")
     reasons = [i for i, n in enumerate(names) if n.startswith("stall_") and "Not Issued" not in n]
     base = int(data[0][0], 16)
+    if span:
+        data = [r for r in data if span[0] <= int(r[0], 16) - base < span[1]]
     total = sum(int(r[samples] or 0) for r in data)
     if total == 0:
-        sys.exit("error: no stall samples in the CSV")
+        sys.exit("error: no stall samples " + (f"in --range {args.range}" if span else "in the CSV"))
     executed = names.index("Instructions Executed") if "Instructions Executed" in names else None
     by_line, why = collections.Counter(), collections.defaultdict(collections.Counter)
     regions = collections.defaultdict(lambda: [0, 0, collections.Counter()])
