@@ -65,11 +65,11 @@ __device__ void runSelectToken(const KernelArgs &, const plan::TaskRecord &, con
 
 /// run<Name> for every line of Opcodes.def: an opcode without one does not
 /// compile. The loader verified the plan, so every task's opcode is one of them.
-/// Inline, always: when the ops outgrew NVVM's inlining budget (the kv-ring
-/// branch's streamed attention), runTask became a call, the WeightStream it
-/// takes by reference moved to local memory, and every stage wait of every op
-/// loaded the ring's state from there: the 1B 30% slower at context 1
-/// (docs/PERFORMANCE.md, step 12).
+/// Inline, always: ops past NVVM's inlining budget make runTask a call, which
+/// puts the WeightStream it takes by reference in local memory, and every
+/// stage wait of every op then loads the ring's state from there (measured
+/// with more attention code: the 1B 30% slower at context 1;
+/// docs/PERFORMANCE.md, step 12).
 __device__ __forceinline__ void runTask(const KernelArgs &a, const plan::TaskRecord &t,
                                         const Step &step, WeightStream &ws, const Scratch &s) {
   ws.beginTask(t);
