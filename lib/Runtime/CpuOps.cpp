@@ -145,13 +145,15 @@ void rope(const float *invFreq, int32_t pos, float *v, uint32_t headDim) {
 struct AttentionShape {
   uint32_t headDim, group, q, kv, chunk, chunks;
   plan::AttentionWorkspace ws;
+  plan::KvCacheLayout cache;
 };
 
-AttentionShape attentionShape(const TaskRecord &t) {
+AttentionShape attentionShape(const TaskContext &c, const TaskRecord &t) {
   const plan::HeadGeometry &g = t.geometry;
   return AttentionShape{g.headDim,   g.group(),  g.qRows(),
                         g.kvRows(),  t.aux[1],   g.chunks,
-                        plan::AttentionWorkspace::of(g)};
+                        plan::AttentionWorkspace::of(g),
+                        plan::KvCacheLayout::of(g, c.plan->model.maxContext)};
 }
 
 /// This step's key for kv head g, rotated and rounded to bf16 (as the cache
@@ -179,7 +181,7 @@ float score(const TaskContext &c, const TaskRecord &t, const AttentionShape &s, 
             const std::vector<float> &kNow, int32_t j, float scale) {
   if (j == c.pos)
     return scale * dotF32(q, kNow.data(), s.headDim);
-  const uint16_t *k = arenaBf16(c, t.in[1]) + uint64_t(j) * s.kv + t.aux[0] * s.headDim;
+  const uint16_t *k = arenaBf16(c, t.in[1]) + s.cache.row(uint32_t(j), t.aux[0]);
   return scale * dotBf16(k, q, s.headDim);
 }
 
@@ -189,9 +191,9 @@ void weightedValues(const TaskContext &c, const TaskRecord &t, const AttentionSh
                     const float *weights, int32_t jb, int32_t je,
                     const std::vector<float> &vNow, float *out) {
   std::fill(out, out + s.headDim, 0.0f);
-  const uint16_t *v = arenaBf16(c, t.in[2]) + t.aux[0] * s.headDim;
+  const uint16_t *v = arenaBf16(c, t.in[2]);
   for (int32_t j = jb; j < je; ++j) {
-    const uint16_t *row = v + uint64_t(j) * s.kv;
+    const uint16_t *row = v + s.cache.row(uint32_t(j), t.aux[0]);
     float w = weights[j - jb];
     for (uint32_t i = 0; i < s.headDim; ++i)
       out[i] += w * (j == c.pos ? vNow[i] : bf16ToFloat(row[i]));
@@ -258,8 +260,8 @@ void cpu::runGemv(const TaskContext &c, const TaskRecord &t) {
       v = residual[i] + v;
     y.set(i, v);
     if ((t.flags & plan::kFlagVCache) && i >= t.aux[1])
-      arenaBf16(c, t.out[1])[uint64_t(c.pos) * t.geometry.kvRows() + (i - t.aux[1])] =
-          floatToBf16(v);
+      arenaBf16(c, t.out[1])[plan::KvCacheLayout::of(t.geometry, c.plan->model.maxContext)
+                                 .at(uint32_t(c.pos), i - t.aux[1])] = floatToBf16(v);
   }
 }
 
@@ -298,7 +300,7 @@ void cpu::runLmHead(const TaskContext &c, const TaskRecord &t) {
 }
 
 void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
-  AttentionShape s = attentionShape(t);
+  AttentionShape s = attentionShape(c, t);
   const float *params = &c.plan->params[t.param];
   float scale = params[0];
   const float *invFreq = params + 1;
@@ -309,7 +311,7 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
   std::vector<float> kNow = currentKey(c, t, s, invFreq);
   const std::vector<float> vNow = currentValue(c, t, s);
   if (s.chunk == 0) {
-    uint16_t *cacheRow = arenaBf16(c, t.out[1]) + uint64_t(c.pos) * s.kv + t.aux[0] * s.headDim;
+    uint16_t *cacheRow = arenaBf16(c, t.out[1]) + s.cache.row(uint32_t(c.pos), t.aux[0]);
     for (uint32_t i = 0; i < s.headDim; ++i)
       cacheRow[i] = floatToBf16(kNow[i]);
   }

@@ -47,6 +47,29 @@ struct AttentionWorkspace {
   TI_HOST_DEVICE constexpr uint64_t elements() const { return stats(chunks, 0); }
 };
 
+/// The K and V caches of a layer: bf16[kvHeads][maxContext][headDim], each
+/// kv head's rows position after position, so that a task of one kv head and
+/// a run of positions reads two contiguous runs (one of K, one of V). The
+/// access model (TaskAccesses.h) speaks of a cache row `pos` and its columns
+/// (kv head * headDim + d); this says where they are.
+struct KvCacheLayout {
+  uint32_t maxContext, headDim;
+
+  TI_HOST_DEVICE static constexpr KvCacheLayout of(const HeadGeometry &g, uint32_t maxContext) {
+    return KvCacheLayout{maxContext, g.headDim};
+  }
+  /// Element of position `pos`, kv head `head`, dimension 0.
+  TI_HOST_DEVICE constexpr uint64_t row(uint32_t pos, uint32_t head) const {
+    return (uint64_t(head) * maxContext + pos) * headDim;
+  }
+  /// Element of position `pos`, column `column` (kv head * headDim + d).
+  TI_HOST_DEVICE constexpr uint64_t at(uint32_t pos, uint32_t column) const {
+    return row(pos, column / headDim) + column % headDim;
+  }
+  /// Elements from a kv head's row of position p to its row of p + 1.
+  TI_HOST_DEVICE constexpr uint32_t positionStride() const { return headDim; }
+};
+
 } // namespace ti::plan
 
 #endif // TI_PLAN_ATTENTIONLAYOUT_H

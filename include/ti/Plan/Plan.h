@@ -84,7 +84,7 @@ enum class BufferKind : uint8_t {
   Activation = 0,   // f32 vectors of one step.
   Logits = 1,       // f32[vocab], the step's result.
   Partials = 2,     // f32 partial sums (FFN).
-  KCache = 3,       // bf16[maxContext][KV] per layer; carried across steps.
+  KCache = 3,       // bf16[kvHeads][maxContext][headDim] per layer (KvCacheLayout); carried.
   VCache = 4,
   AttentionWorkspace = 5,
   Candidates = 6,   // Candidate per lm_head task; carried to the next step.

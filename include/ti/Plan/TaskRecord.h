@@ -41,10 +41,12 @@
 //                 y[i] = dot(W[i], x') (+ f32 in[1][i] with kFlagResidual),
 //                      written to f32 out[0][i];
 //               with kFlagVCache, rows i >= aux[1] are also written, as bf16,
-//               to the V cache row `pos` at out[1]: bf16 out[1][pos*KV + i - aux[1]].
+//               to the V cache row `pos` at out[1], column i - aux[1]
+//               (AttentionLayout.h: KvCacheLayout says where that is).
 // Attention     One task per (kv head g = aux[0], chunk c = aux[1] < C).
 //               in[0] = the stacked q|k|v vector (f32[Q+2KV]);
-//               in[1] = this layer's K cache, in[2] its V cache (bf16[maxCtx][KV]);
+//               in[1] = this layer's K cache, in[2] its V cache (bf16
+//               [kvHeads][maxCtx][D]: AttentionLayout.h, KvCacheLayout);
 //               out[0] = the attention workspace (below); out[1] = the K cache
 //               again (written). params[param] = the softmax scale, then D/2 RoPE
 //               inverse frequencies. RoPE rotates pairs (i, i + D/2) by angle

@@ -56,8 +56,11 @@ struct AttentionTask {
   plan::AttentionWorkspace workspaceLayout;
   F32Out workspace; // out[0].
   F32In qkv;        // in[0]: the stacked q|k|v of the position.
-  const uint16_t *kCache, *vCache; // in[1], in[2].
-  uint16_t *kOut;      // out[1], the K cache again.
+  // Kv head g's rows (position 0) of in[1], in[2] and out[1] (the K cache
+  // again); a position's row is geo.headDim elements past the one before
+  // (AttentionLayout.h: KvCacheLayout).
+  const uint16_t *kCache, *vCache;
+  uint16_t *kOut;
   const float *params; // The softmax scale, then the RoPE inverse frequencies.
 
   __device__ uint32_t lanes() const { return geo.headDim / kVector; } // Per position.
@@ -71,6 +74,7 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
   const plan::HeadGeometry geo = t.geometry;
   const uint32_t chunk = t.aux[1], chunks = geo.chunks;
   const int32_t ctx = step.pos + 1;
+  const uint64_t head = plan::KvCacheLayout::of(geo, a.maxContext).row(0, t.aux[0]);
   return AttentionTask{geo,
                        t.aux[0],
                        chunk,
@@ -80,9 +84,9 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
                        plan::AttentionWorkspace::of(geo),
                        out0(a, t, step),
                        in0(a, t, step),
-                       arenaBf16(a, t.in[1]),
-                       arenaBf16(a, t.in[2]),
-                       arenaBf16(a, t.out[1]),
+                       arenaBf16(a, t.in[1]) + head,
+                       arenaBf16(a, t.in[2]) + head,
+                       arenaBf16(a, t.out[1]) + head,
                        a.params + t.param};
 }
 
@@ -157,9 +161,9 @@ __device__ void attendChunk(const AttentionTask &at, const Step &step, float sca
     // The queries from shared memory at each use: in registers they would
     // spill the Plain worker's 64.
     const float *q = qs + set * perLane * d + lane * kVector;
-    const uint64_t row = at.geo.kvRows();
-    const uint16_t *kCache = at.kCache + at.g * d + lane * kVector;
-    const uint16_t *vCache = at.vCache + at.g * d + lane * kVector;
+    const uint64_t row = d; // KvCacheLayout::positionStride().
+    const uint16_t *kCache = at.kCache + lane * kVector;
+    const uint16_t *vCache = at.vCache + lane * kVector;
     // Slot u holds the cache rows of the group's position u of each round:
     // kAttentionRowsAhead positions' loads in flight together, each issued a
     // round ahead (one at a time, each was a dependent round trip through L2:
@@ -303,7 +307,7 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
   blockBarrier();
   ws.inputsReady();
   if (at.chunk == 0) {
-    uint16_t *row = at.kOut + uint64_t(step.pos) * at.geo.kvRows() + g * d;
+    uint16_t *row = at.kOut + uint64_t(step.pos) * d;
     for (uint32_t i = threadIdx.x; i < d; i += kThreads)
       row[i] = floatToBf16(kNow[i]);
   }

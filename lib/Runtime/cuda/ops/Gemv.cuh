@@ -8,8 +8,9 @@
 //    Stream: the rows arrive through the ring, row i for warp i mod kWarps
 //    (forEachStreamedRowDot).
 // 3. Lane 0 writes y[i] (+ residual[i], kFlagResidual; either may be tagged,
-//    Common.cuh: F32In, F32Out) and, for rows >= aux[1]
-//    with kFlagVCache, bf16(y[i]) to row pos of the V cache. The task's row j
+//    Common.cuh: F32In, F32Out) and, for rows >= aux[1] with kFlagVCache,
+//    bf16(y[i]) to row pos of the V cache (AttentionLayout.h: KvCacheLayout).
+//    The task's row j
 //    is warp j mod kWarps's in both workers, so before step 1 lane l of warp w
 //    loads the residual of the warp's row w + l*kWarps: loaded after the dot,
 //    it was a dependent round trip at the end of every task.
@@ -63,9 +64,8 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
   const uint32_t vectors = k / kVector;
   const F32Out y = out0(a, t, step);
   const uint32_t vFirst = (flags & plan::kFlagVCache) ? t.aux[1] : ~0u;
-  uint16_t *vRow = (flags & plan::kFlagVCache)
-                       ? arenaBf16(a, t.out[1]) + uint64_t(step.pos) * t.geometry.kvRows()
-                       : nullptr;
+  uint16_t *vCache = (flags & plan::kFlagVCache) ? arenaBf16(a, t.out[1]) : nullptr;
+  const plan::KvCacheLayout cache = plan::KvCacheLayout::of(t.geometry, a.maxContext);
   auto emit = [&](uint32_t i, float v) { // On every lane of the warp.
     const uint32_t n = (i - begin) / kWarps; // The warp's n-th row.
     const float added = hasResidual ? __shfl_sync(0xffffffffu, early, n % kWarpSize) : 0.0f;
@@ -74,7 +74,7 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
         v = (n < kWarpSize ? added : residual.load1(i)) + v;
       y.store(i, v);
       if (i >= vFirst)
-        vRow[i - vFirst] = floatToBf16(v);
+        vCache[cache.at(step.pos, i - vFirst)] = floatToBf16(v);
     }
   };
   forEachTaskRowDot(ws, t, vectors, xs, s, emit);
