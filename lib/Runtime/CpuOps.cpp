@@ -304,7 +304,6 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
   const float *params = &c.plan->params[t.param];
   float scale = params[0];
   const float *invFreq = params + 1;
-  int32_t ctx = c.pos + 1;
   if (!c.longMode && s.chunk != 0)
     return;
 
@@ -315,8 +314,8 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
     for (uint32_t i = 0; i < s.headDim; ++i)
       cacheRow[i] = floatToBf16(kNow[i]);
   }
-  int32_t jb = c.longMode ? int32_t(int64_t(s.chunk) * ctx / s.chunks) : 0;
-  int32_t je = c.longMode ? int32_t(int64_t(s.chunk + 1) * ctx / s.chunks) : ctx;
+  const plan::AttentionPositions positions = plan::attentionPositions(s.chunk, s.chunks, c.pos, c.longMode);
+  const int32_t jb = positions.begin, je = positions.end;
   const F32Operand ws = out0(c, t);
   std::vector<float> scores(je - jb), weights(je - jb), out(s.headDim);
   for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {

@@ -70,6 +70,28 @@ struct KvCacheLayout {
   TI_HOST_DEVICE constexpr uint32_t positionStride() const { return headDim; }
 };
 
+/// The positions [begin, end) an attention task of chunk `chunk` (of
+/// `chunks`) covers when it decodes position `pos` (context pos + 1): above
+/// the plan's split context (long mode) chunk c takes [c*ctx/C, (c+1)*ctx/C),
+/// so that the chunks cover the context once, in order; at or below it, chunk
+/// 0 takes all of [0, ctx) and the others nothing. One definition for the CPU
+/// executor, the worker's consumers and its producer, which streams the rows
+/// of [begin, min(end, pos)): row pos is the step's own, written by it.
+struct AttentionPositions {
+  int32_t begin, end;
+
+  /// The cached rows the task reads: its positions before pos.
+  TI_HOST_DEVICE constexpr int32_t cachedEnd(int32_t pos) const { return end < pos ? end : pos; }
+};
+TI_HOST_DEVICE constexpr AttentionPositions attentionPositions(uint32_t chunk, uint32_t chunks,
+                                                               int32_t pos, bool longMode) {
+  const int64_t ctx = int64_t(pos) + 1;
+  if (!longMode)
+    return chunk == 0 ? AttentionPositions{0, int32_t(ctx)} : AttentionPositions{0, 0};
+  return AttentionPositions{int32_t(int64_t(chunk) * ctx / chunks),
+                            int32_t(int64_t(chunk + 1) * ctx / chunks)};
+}
+
 } // namespace ti::plan
 
 #endif // TI_PLAN_ATTENTIONLAYOUT_H

@@ -44,4 +44,41 @@ TEST(KvCacheLayout, EveryElementOnceInsideTheCache) {
   EXPECT_EQ(seen.size(), size_t(maxContext) * g.kvRows());
 }
 
+TEST(AttentionPositions, LongModeChunksCoverTheContextOnceInOrder) {
+  for (int32_t pos : {0, 1, 15, 16, 17, 399, 4095, 8191})
+    for (uint32_t chunks : {1u, 2u, 16u, 132u}) {
+      int32_t next = 0;
+      for (uint32_t c = 0; c < chunks; ++c) {
+        const AttentionPositions p = attentionPositions(c, chunks, pos, true);
+        EXPECT_EQ(p.begin, next) << pos << " " << chunks << " " << c;
+        EXPECT_LE(p.begin, p.end);
+        next = p.end;
+      }
+      EXPECT_EQ(next, pos + 1) << pos << " " << chunks;
+    }
+  // The 1B at context 4,096: 16 chunks of 256.
+  EXPECT_EQ(attentionPositions(3, 16, 4095, true).begin, 768);
+  EXPECT_EQ(attentionPositions(3, 16, 4095, true).end, 1024);
+}
+
+TEST(AttentionPositions, ShortModeIsChunkZeroAlone) {
+  EXPECT_EQ(attentionPositions(0, 16, 100, false).begin, 0);
+  EXPECT_EQ(attentionPositions(0, 16, 100, false).end, 101);
+  for (uint32_t c = 1; c < 16; ++c) {
+    const AttentionPositions p = attentionPositions(c, 16, 100, false);
+    EXPECT_EQ(p.begin, p.end) << c;
+  }
+}
+
+TEST(AttentionPositions, TheCachedRowsStopBeforeTheStepsOwn) {
+  // The last chunk holds pos; its cached rows end there. The others end where
+  // they end.
+  const AttentionPositions last = attentionPositions(15, 16, 4095, true);
+  EXPECT_EQ(last.end, 4096);
+  EXPECT_EQ(last.cachedEnd(4095), 4095);
+  const AttentionPositions first = attentionPositions(0, 16, 4095, true);
+  EXPECT_EQ(first.cachedEnd(4095), first.end);
+  EXPECT_EQ(attentionPositions(0, 16, 0, false).cachedEnd(0), 0); // Context 1: nothing cached.
+}
+
 } // namespace

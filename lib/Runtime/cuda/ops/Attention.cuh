@@ -72,15 +72,16 @@ struct AttentionTask {
 __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskRecord &t,
                                        const Step &step) {
   const plan::HeadGeometry geo = t.geometry;
-  const uint32_t chunk = t.aux[1], chunks = geo.chunks;
-  const int32_t ctx = step.pos + 1;
+  const uint32_t chunk = t.aux[1];
+  const plan::AttentionPositions positions =
+      plan::attentionPositions(chunk, geo.chunks, step.pos, step.longMode);
   const uint64_t head = plan::KvCacheLayout::of(geo, a.maxContext).row(0, t.aux[0]);
   return AttentionTask{geo,
                        t.aux[0],
                        chunk,
                        uint32_t(geo.heads) / uint32_t(geo.kvHeads),
-                       step.longMode ? int32_t(int64_t(chunk) * ctx / chunks) : 0,
-                       step.longMode ? int32_t(int64_t(chunk + 1) * ctx / chunks) : ctx,
+                       positions.begin,
+                       positions.end,
                        plan::AttentionWorkspace::of(geo),
                        out0(a, t, step),
                        in0(a, t, step),
