@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Codegen/PlanBuilder.h"
 
+#include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/Tagged.h"
 #include "ti/Plan/WorkerSupport.h"
 
@@ -242,6 +243,12 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
       r.param = addParams(std::move(params));
       r.rowBegin = t.aux0;
       r.rowEnd = t.aux0 + 1;
+      // The cached rows through the weight stream where the target asks and
+      // a stage holds a block of them (AttentionLayout.h: kvBlockRows).
+      if (m.target.streamKv && m.stream.stageBytes > 0 &&
+          plan::kvBlockRows(m.stream.stageBytes, r.geometry.headDim,
+                            plan::taskThreads(plan::ExecutionModel::Stream)) > 0)
+        r.flags |= plan::kFlagStreamKv;
       break;
     }
     case StageKind::FfnPartial:

@@ -99,7 +99,8 @@ std::string flagsText(uint16_t flags) {
                {kFlagRecord, "record"},
                {kFlagTaggedIn0, "tagged_in0"},
                {kFlagTaggedIn1, "tagged_in1"},
-               {kFlagTaggedOut0, "tagged_out0"}};
+               {kFlagTaggedOut0, "tagged_out0"},
+               {kFlagStreamKv, "stream_kv"}};
   std::string text;
   auto append = [&](const char *part) {
     if (!text.empty())

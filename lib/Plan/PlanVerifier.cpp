@@ -253,8 +253,8 @@ void Verifier::checkTask(size_t index) {
   uint16_t allowed = op == Opcode::SelectToken ? kFlagRecord
                      : op == Opcode::Gemv      ? kFlagResidual | kFlagVCache | kFlagMergeChunks |
                                                 kTaggedFlags
-                     : op == Opcode::GateUp || op == Opcode::Attention
-                         ? kFlagTaggedIn0 | kFlagTaggedOut0
+                     : op == Opcode::GateUp ? kFlagTaggedIn0 | kFlagTaggedOut0
+                     : op == Opcode::Attention ? kFlagTaggedIn0 | kFlagTaggedOut0 | kFlagStreamKv
                      : op == Opcode::LmHead ? kFlagTaggedIn0
                      : op == Opcode::Embed  ? kFlagTaggedOut0
                                             : 0;
@@ -266,6 +266,16 @@ void Verifier::checkTask(size_t index) {
     error(who + " has flags " + hex(t.flags & ~allowed) + " that " + opcodeName(t.opcode) +
           " does not take");
   checkGeometry(index);
+  // Streamed K/V rows need a stream whose stage holds a block of them.
+  if ((t.flags & kFlagStreamKv) &&
+      (plan.stream.model != ExecutionModel::Stream ||
+       kvBlockRows(plan.stream.stageBytes, t.geometry.headDim,
+                   taskThreads(ExecutionModel::Stream)) == 0))
+    error(who + " streams its K/V rows (stream_kv) but " +
+          (plan.stream.model != ExecutionModel::Stream
+               ? std::string("the plan has no weight stream")
+               : "a stage of " + num(plan.stream.stageBytes) + " bytes holds fewer than 32 rows of " +
+                     num(uint32_t(t.geometry.headDim) * 2) + " bytes"));
 
   // The fields each opcode reads (TaskRecord.h); kNone there is a broken task.
   struct Field {

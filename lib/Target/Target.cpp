@@ -282,6 +282,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
                           "\"");
     }
     else if (key == "tag_chunked_attention") s = wantBool(t.tagChunkedAttention);
+    else if (key == "stream_kv") s = wantBool(t.streamKv);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
     if (!s.ok())
       return s;
@@ -323,6 +324,7 @@ std::string ti::targetToJson(const Target &t) {
             {"stream_row_part_bytes", t.streamRowPartBytes},
             {"ffn_form", ffnFormName(t.ffnForm)},
             {"hand_offs", handOffsName(t.handOffs)},
-            {"tag_chunked_attention", t.tagChunkedAttention}};
+            {"tag_chunked_attention", t.tagChunkedAttention},
+            {"stream_kv", t.streamKv}};
   return j.dump(2) + "\n";
 }

@@ -465,6 +465,52 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuInOnePassWhereEachLaneKeepsEveryHead) {
   expectStepsMatchTheCpu(lp, 104, 0, 2e-3);
 }
 
+// Whether every attention task of the plan streams its K/V rows.
+static bool everyAttentionStreamsKv(const plan::Plan &p) {
+  size_t attention = 0, streamed = 0;
+  for (const plan::TaskRecord &t : p.tasks)
+    if (static_cast<plan::Opcode>(t.opcode) == plan::Opcode::Attention) {
+      ++attention;
+      streamed += (t.flags & plan::kFlagStreamKv) != 0;
+    }
+  return attention > 0 && streamed == attention;
+}
+
+// The cached K/V rows through the weight stream (kFlagStreamKv,
+// ops/AttentionStream.cuh): the tiny model across the split in 32 KB stages
+// (one block a chunk) and in 1 KB stages (32 rows of 32 bytes: a chunk of
+// several blocks from context 33 on).
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
+  for (const char *keys :
+       {"\"stream_kv\": true",
+        "\"stream_kv\": true, \"stream_stage_bytes\": 1024, \"stream_ring_bytes\": 5120"}) {
+    SCOPED_TRACE(keys);
+    auto lp = streamPlan("models/tiny.graph", "--max-context 256", keys);
+    ASSERT_TRUE(lp);
+    ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
+    expectStepsMatchTheCpu(lp, 200, 4);
+  }
+}
+
+// The 1B's K/V rows through the stream in stages of 64 rows: two chunks of
+// up to 100 positions (long mode from context 3 on), then short mode to
+// context 104 (chunk 0 alone), each a chunk of two blocks at the end.
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
+  const char *keys = "\"stream_kv\": true, \"stream_stage_bytes\": 8192, "
+                     "\"stream_ring_bytes\": 40960, \"stream_in_flight_bytes\": 16384";
+  splitContext = 2;
+  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 256", keys);
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
+  ASSERT_EQ(lp->plan.attentionChunks(), 2u);
+  expectStepsMatchTheCpu(lp, 200, 0, 2e-3);
+  splitContext = 128;
+  auto shortMode = streamPlan("models/llama32-1b.graph", "--max-context 128", keys);
+  ASSERT_TRUE(shortMode);
+  ASSERT_TRUE(everyAttentionStreamsKv(shortMode->plan));
+  expectStepsMatchTheCpu(shortMode, 104, 0, 2e-3);
+}
+
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithFfnRowsWiderThanTheThreads) {
   // Llama 3.2 3B's shape in the partials form: a down row of hidden 3,072 is
   // 384 vectors for 256 consumer threads, so each thread covers its vector

@@ -92,6 +92,21 @@ TI_HOST_DEVICE constexpr AttentionPositions attentionPositions(uint32_t chunk, u
                             int32_t(int64_t(chunk + 1) * ctx / chunks)};
 }
 
+/// The cached rows of a kFlagStreamKv attention task go through the weight
+/// stream in blocks of this many positions: a block's K rows fill one stage,
+/// then its V rows the next, and a consumer thread scores one position of a
+/// block. The largest power of two that both a stage's rows (headDim bf16
+/// each) and the task's `threads` allow; 0 below 32 (a warp's lanes), where
+/// the plan may not stream the rows.
+TI_HOST_DEVICE constexpr uint32_t kvBlockRows(uint32_t stageBytes, uint32_t headDim,
+                                              uint32_t threads) {
+  const uint32_t rows = stageBytes / (2 * headDim);
+  uint32_t p = 1;
+  while (2 * p <= rows && 2 * p <= threads)
+    p *= 2;
+  return p >= 32 ? p : 0u;
+}
+
 } // namespace ti::plan
 
 #endif // TI_PLAN_ATTENTIONLAYOUT_H

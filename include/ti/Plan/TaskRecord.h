@@ -152,10 +152,12 @@ enum TaskFlags : uint16_t {
   kFlagTaggedIn0 = 1 << 4,   // in[0] holds tagged f32 (Tagged.h): wait for this step's tags.
   kFlagTaggedIn1 = 1 << 5,   // Gemv: in[1], the residual, likewise.
   kFlagTaggedOut0 = 1 << 6,  // out[0] is written as tagged f32, with this step's tag.
+  kFlagStreamKv = 1 << 7,    // Attention (Stream plans): the cached K/V rows come
+                             // through the weight stream (AttentionLayout.h: kvBlockRows).
 };
 constexpr uint16_t kTaggedFlags = kFlagTaggedIn0 | kFlagTaggedIn1 | kFlagTaggedOut0;
 constexpr uint16_t kKnownFlags =
-    kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord | kTaggedFlags;
+    kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord | kTaggedFlags | kFlagStreamKv;
 
 /// A layer's attention shape, as the tasks that need it carry it: layers may
 /// differ, and nothing reads it from the plan's model info.

@@ -106,19 +106,30 @@ TI_HOST_DEVICE constexpr uint32_t attentionHeadsPerLane(uint32_t threads, uint32
 /// The attention op's regions (of the task's layer's geometry): rotated
 /// queries of the group, the current key and value, and each warp's online
 /// softmax states, one per head its lanes keep (attentionHeadsPerLane): the
-/// weighted sums of the values (D), then the running max and sum.
+/// weighted sums of the values (D), then the running max and sum. In the
+/// Stream worker, the blocks of streamed K/V rows (kFlagStreamKv,
+/// ops/AttentionStream.cuh) also use: states, one per subset of the values'
+/// threads and head (D sums, then the sum of the weights; at most threads /
+/// (D/8)), a block's weights ([group][threads]), each warp's block maxima
+/// ([warps][group]) and the block's rescales ([group]).
 struct AttentionLayout {
-  uint32_t qAt, kAt, vAt, statesAt, stateStride, headsPerLane, floats;
+  uint32_t qAt, kAt, vAt, statesAt, stateStride, headsPerLane, weightsAt, slotsAt, floats;
 };
 TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, uint32_t threads) {
   AttentionLayout l{};
+  const bool stream = threads <= kStreamConsumerThreads;
+  const uint32_t warps = threads / 32;
   l.qAt = 0;
   l.kAt = alignFloats(g.group() * g.headDim);
   l.vAt = l.kAt + alignFloats(g.headDim);
   l.statesAt = l.vAt + alignFloats(g.headDim);
   l.stateStride = g.headDim + 2;
   l.headsPerLane = attentionHeadsPerLane(threads, g.group());
-  l.floats = l.statesAt + threads / 32 * l.headsPerLane * l.stateStride;
+  const uint32_t oneGroup = warps * l.headsPerLane;
+  const uint32_t blocks = stream ? threads / (g.headDim / kWorkerVector) : 0u;
+  l.weightsAt = l.statesAt + alignFloats((oneGroup > blocks ? oneGroup : blocks) * l.stateStride);
+  l.slotsAt = l.weightsAt + (stream ? alignFloats(g.group() * threads) : 0u);
+  l.floats = l.slotsAt + (stream ? alignFloats((warps + 1) * g.group()) : 0u);
   return l;
 }
 

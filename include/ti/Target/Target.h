@@ -100,6 +100,11 @@ struct Target {
   /// wave took 24.8 µs against 8.2 behind a grid barrier (context 4,096,
   /// docs/PERFORMANCE.md, step 8).
   bool tagChunkedAttention = false;
+  /// Stream execution: whether attention's cached K/V rows come through the
+  /// weight stream (kFlagStreamKv; ops/AttentionStream.cuh) instead of the
+  /// consumers' own loads, which wait for HBM behind the ring's copies
+  /// (docs/PERFORMANCE.md, step 11). Off until measured on the GPU.
+  bool streamKv = false;
 
   plan::WorkerLimits workerLimits() const {
     return plan::WorkerLimits{threadsPerWorker, maxQueryHeadsPerKvHead, headDims,

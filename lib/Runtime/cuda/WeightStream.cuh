@@ -31,6 +31,7 @@
 #include "Config.cuh"
 #include "Sync.cuh"
 
+#include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/Execution.h"
 #include "ti/Plan/TaskRecord.h"
 
@@ -177,6 +178,9 @@ public:
   /// (Execution.h: StreamConfig::rowPartBytes; 0: whole rows).
   __device__ uint32_t rowPartBytes() const { return rowPartBytes_; }
 
+  /// The ring's stage size (the K/V blocks of AttentionStream.cuh fit one).
+  __device__ uint32_t stageBytes() const { return ring_.stageBytes; }
+
   /// Releases task t's stages unread (WorkerMode::StreamOnly).
   __device__ void skip(const plan::TaskRecord &t) {
     const plan::StreamSegments segments = plan::streamSegments(t);
@@ -216,18 +220,31 @@ private:
 /// (the block's shared memory must outlive them).
 class WeightProducer {
 public:
+  /// The K/V caches' rows that kFlagStreamKv attention tasks stream lie in
+  /// the arena (`kv`); the steps decode positions startPos, startPos + 1, ...
+  struct KvCaches {
+    const uint8_t *arena;
+    uint32_t maxContext, splitContext;
+    int32_t startPos;
+  };
+
   __device__ WeightProducer(const uint8_t *weights, const Ring &ring, uint32_t inFlight,
                             uint32_t handOffInFlight, ConsumerSignal &stop,
-                            ConsumerWave &consumerWave)
+                            ConsumerWave &consumerWave, const KvCaches &kv)
       : base_(weights), ring_(ring), inFlight_(inFlight), handOffInFlight_(handOffInFlight),
-        stop_(stop), consumerWave_(consumerWave) {}
+        stop_(stop), consumerWave_(consumerWave), kv_(kv) {}
 
   __device__ void run(const plan::TaskRecord *tasks, uint32_t count, uint32_t waves,
                       int32_t steps) {
     for (int32_t step = 0; step < steps; ++step)
       for (uint32_t i = 0; i < count; ++i) {
-        const plan::StreamSegments segments = plan::streamSegments(tasks[i]);
         const uint32_t wave = uint32_t(step) * waves + tasks[i].wave;
+        if (tasks[i].flags & plan::kFlagStreamKv) {
+          if (!fillKv(tasks[i], step, wave))
+            return drain();
+          continue;
+        }
+        const plan::StreamSegments segments = plan::streamSegments(tasks[i]);
         // Unrolled: constant indices keep the segments in registers (a
         // variable index put the list in local memory).
 #pragma unroll
@@ -284,6 +301,42 @@ private:
 
   /// Copies segment `s`, of launch wave `wave`, into the next stages.
   __device__ bool fill(const plan::StreamSegment &s, uint32_t wave) {
+    return fillFrom(base_, s, wave);
+  }
+
+  /// Attention task t's cached K/V rows at launch step `step`
+  /// (ops/AttentionStream.cuh walks the same blocks): [begin, min(end, pos))
+  /// of its kv head, kvBlockRows at a time, a block's K rows then its V rows.
+  /// Earlier steps' tasks wrote them with ordinary stores, which every
+  /// consumer of this worker saw ordered before its own release of the stage
+  /// this copy waits for (the grid barriers and tags between); the proxy
+  /// fence orders those stores before the bulk copies, which read through
+  /// the async proxy.
+  __device__ bool fillKv(const plan::TaskRecord &t, int32_t step, uint32_t wave) {
+    const plan::HeadGeometry geo = t.geometry;
+    const int32_t pos = kv_.startPos + step;
+    const plan::AttentionPositions range = plan::attentionPositions(
+        t.aux[1], geo.chunks, pos, uint32_t(pos + 1) > kv_.splitContext);
+    const int32_t cachedEnd = range.cachedEnd(pos);
+    if (range.begin >= cachedEnd)
+      return true;
+    const uint32_t rows = plan::kvBlockRows(ring_.stageBytes, geo.headDim, kThreads);
+    const uint32_t rowBytes = 2u * geo.headDim;
+    const uint64_t head = 2 * plan::KvCacheLayout::of(geo, kv_.maxContext).row(0, t.aux[0]);
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    for (int32_t base = range.begin; base < cachedEnd; base += int32_t(rows)) {
+      const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(rows)));
+      const uint64_t at = head + uint64_t(base) * rowBytes;
+      if (!fillFrom(kv_.arena, plan::StreamSegment{t.in[1] + at, count, rowBytes}, wave) ||
+          !fillFrom(kv_.arena, plan::StreamSegment{t.in[2] + at, count, rowBytes}, wave))
+        return false;
+    }
+    return true;
+  }
+
+  /// Copies segment `s` of the data at `base`, of launch wave `wave`, into
+  /// the next stages.
+  __device__ bool fillFrom(const uint8_t *base, const plan::StreamSegment &s, uint32_t wave) {
     const uint32_t per = plan::rowsPerStage(s, ring_.stageBytes);
     for (uint32_t first = 0; first < s.rows; first += per) {
       // The stage is free once every consumer thread released its previous fill
@@ -295,8 +348,8 @@ private:
       const uint32_t bytes = min(per, s.rows - first) * s.rowBytes;
       StageBarrier &full = ring_.full[at_.stage];
       full.arriveExpectingBytes(bytes);
-      full.bulkCopy(ring_.stage(at_.stage),
-                    base_ + s.offset + uint64_t(first) * s.rowBytes, bytes);
+      full.bulkCopy(ring_.stage(at_.stage), base + s.offset + uint64_t(first) * s.rowBytes,
+                    bytes);
       ++issued_;
       at_.advance(ring_.count);
     }
@@ -314,6 +367,7 @@ private:
   uint32_t inFlight_, handOffInFlight_;
   ConsumerSignal &stop_;
   ConsumerWave &consumerWave_;
+  KvCaches kv_;
   uint32_t reached_ = 0; // The consumers' launch wave, as last read.
   RingPosition at_;
   uint64_t issued_ = 0;

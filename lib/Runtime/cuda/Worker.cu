@@ -235,7 +235,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   if (threadIdx.x >= kThreads) {
     if (threadIdx.x == kThreads && !computeOnly)
       WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages, shared.stop,
-                     shared.wave)
+                     shared.wave,
+                     WeightProducer::KvCaches{a.arena, a.maxContext, a.splitContext,
+                                              a.launch.startPos})
           .run(schedule.tasks, schedule.count, a.waveCount, a.launch.maxSteps);
     return;
   }
@@ -284,6 +286,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         if (runTasks)
           runTask(a, schedule.tasks[next], step, ws, scratch);
 #if TI_WORKER_STREAM
+        else if (schedule.tasks[next].flags & plan::kFlagStreamKv)
+          skipStreamedKv(schedule.tasks[next], step, ws);
         else
           ws.skip(schedule.tasks[next]);
 #endif

@@ -646,6 +646,25 @@ TEST(PlanVerifierTest, AStreamPlanIsValid) {
   EXPECT_TRUE(isValid(p));
 }
 
+TEST(PlanVerifierTest, StreamedKvRowsNeedAStageOfABlock) {
+  // The tiny plan's attention rows are 8 bf16 (16 bytes): a block of 32 of
+  // them needs stages of 512 bytes.
+  Plan p = streamPlan();
+  p.stream.stageBytes = 512;
+  taskOf(p, Opcode::Attention, 0).flags |= kFlagStreamKv;
+  EXPECT_TRUE(isValid(p));
+  p.stream.stageBytes = 256;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0) + " streams its K/V rows (stream_kv) "
+                           "but a stage of 256 bytes holds fewer than 32 rows of 16 bytes"}));
+  p = tinyPlan();
+  taskOf(p, Opcode::Attention, 0).flags |= kFlagStreamKv;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0) + " streams its K/V rows (stream_kv) "
+                           "but the plan has no weight stream"}));
+  p = tinyPlan();
+  taskOf(p, Opcode::Gemv, 0).flags |= kFlagStreamKv;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 0) + " has flags 0x80 that gemv does not take"}));
+}
+
 TEST(PlanVerifierTest, EveryStreamedRowFitsAStage) {
   Plan p = streamPlan();
   p.stream.stageBytes = 16;
