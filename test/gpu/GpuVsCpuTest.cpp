@@ -479,7 +479,7 @@ static bool everyAttentionStreamsKv(const plan::Plan &p) {
 // The cached K/V rows through the weight stream (kFlagStreamKv,
 // ops/AttentionStream.cuh): the tiny model across the split in 32 KB stages
 // (one block a chunk) and in 1 KB stages (32 rows of 32 bytes: a chunk of
-// several blocks from context 33 on).
+// several blocks from context 33 on), step by step and in one launch.
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
   for (const char *keys :
        {"\"stream_kv\": true",
@@ -489,6 +489,9 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
     ASSERT_TRUE(lp);
     ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
     expectStepsMatchTheCpu(lp, 200, 4);
+    // 64 steps in one launch: the producer copies rows that earlier steps of
+    // the same launch wrote (the proxy fence's case).
+    expectLaunchMatchesTheCpu(lp, kSteps);
   }
 }
 
