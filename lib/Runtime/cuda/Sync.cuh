@@ -78,6 +78,14 @@ __device__ __forceinline__ uint32_t sharedAddress(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+/// Orders the global memory this thread has seen written by ordinary
+/// (generic-proxy) stores, its own or, through an acquire, other threads',
+/// before the bulk copies (async proxy) it issues next: the producer's
+/// copies of K/V rows that earlier steps of the launch wrote.
+__device__ __forceinline__ void fenceGenericBeforeBulkCopies() {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
 /// An mbarrier (8 bytes of shared memory).
 class StageBarrier {
 public:

@@ -323,7 +323,7 @@ private:
     const uint32_t rows = plan::kvBlockRows(ring_.stageBytes, geo.headDim, kThreads);
     const uint32_t rowBytes = 2u * geo.headDim;
     const uint64_t head = 2 * plan::KvCacheLayout::of(geo, kv_.maxContext).row(0, t.aux[0]);
-    asm volatile("fence.proxy.async.global;" ::: "memory");
+    fenceGenericBeforeBulkCopies();
     for (int32_t base = range.begin; base < cachedEnd; base += int32_t(rows)) {
       const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(rows)));
       const uint64_t at = head + uint64_t(base) * rowBytes;
