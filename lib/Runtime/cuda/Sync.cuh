@@ -160,11 +160,26 @@ private:
 /// producer starts at most the plan's hand-off copies for a later wave, so
 /// that an SM's copies in flight, which delay its own stores, barrier
 /// arrival and polls, are few while its consumers finish a wave and hand
-/// off. Shared-memory atomics, ordering nothing, as ConsumerSignal's.
+/// off. The publication releases what the publishing thread has seen (at a
+/// step's first wave: every store before the grid barrier that ended the
+/// step before), and the producer's read acquires it: the producer copies a
+/// step's K/V rows, which earlier steps wrote, only after reading that the
+/// consumers began the step (WeightProducer::fillKv).
 class ConsumerWave {
 public:
-  __device__ void publish(uint32_t wave) { atomicExch(&wave_, wave); }
-  __device__ uint32_t read() { return atomicOr(&wave_, 0u); }
+  __device__ void publish(uint32_t wave) {
+    asm volatile("st.release.cta.shared::cta.u32 [%0], %1;" ::"r"(sharedAddress(&wave_)),
+                 "r"(wave)
+                 : "memory");
+  }
+  __device__ uint32_t read() {
+    uint32_t wave;
+    asm volatile("ld.acquire.cta.shared::cta.u32 %0, [%1];"
+                 : "=r"(wave)
+                 : "r"(sharedAddress(&wave_))
+                 : "memory");
+    return wave;
+  }
 
 private:
   uint32_t wave_;

@@ -240,7 +240,7 @@ public:
       for (uint32_t i = 0; i < count; ++i) {
         const uint32_t wave = uint32_t(step) * waves + tasks[i].wave;
         if (tasks[i].flags & plan::kFlagStreamKv) {
-          if (!fillKv(tasks[i], step, wave))
+          if (!fillKv(tasks[i], step, waves, wave))
             return drain();
           continue;
         }
@@ -307,12 +307,15 @@ private:
   /// Attention task t's cached K/V rows at launch step `step`
   /// (ops/AttentionStream.cuh walks the same blocks): [begin, min(end, pos))
   /// of its kv head, kvBlockRows at a time, a block's K rows then its V rows.
-  /// Earlier steps' tasks wrote them with ordinary stores, which every
-  /// consumer of this worker saw ordered before its own release of the stage
-  /// this copy waits for (the grid barriers and tags between); the proxy
-  /// fence orders those stores before the bulk copies, which read through
-  /// the async proxy.
-  __device__ bool fillKv(const plan::TaskRecord &t, int32_t step, uint32_t wave) {
+  /// Earlier steps' tasks, on any worker, wrote them with ordinary stores;
+  /// the grid barrier that ends a step orders those before the next, so the
+  /// producer, which may run a step ahead of its consumers (a whole step of
+  /// a small model fits the ring), first waits until they have begun this
+  /// step (ConsumerWave: release, acquire), and the proxy fence then orders
+  /// the stores before the bulk copies, which read through the async proxy.
+  /// False once stopped.
+  __device__ bool fillKv(const plan::TaskRecord &t, int32_t step, uint32_t waves,
+                         uint32_t wave) {
     const plan::HeadGeometry geo = t.geometry;
     const int32_t pos = kv_.startPos + step;
     const plan::AttentionPositions range = plan::attentionPositions(
@@ -323,6 +326,11 @@ private:
     const uint32_t rows = plan::kvBlockRows(ring_.stageBytes, geo.headDim, kThreads);
     const uint32_t rowBytes = 2u * geo.headDim;
     const uint64_t head = 2 * plan::KvCacheLayout::of(geo, kv_.maxContext).row(0, t.aux[0]);
+    while (!reached(uint32_t(step) * waves)) {
+      if (stop_.raised())
+        return false;
+      __nanosleep(kPausePollNanoseconds);
+    }
     fenceGenericBeforeBulkCopies();
     for (int32_t base = range.begin; base < cachedEnd; base += int32_t(rows)) {
       const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(rows)));

@@ -271,10 +271,12 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     bool closed = false; // The last barrier of the step was a grid barrier.
     for (uint32_t wave = 0; wave < a.waveCount; ++wave) {
 #if TI_WORKER_STREAM
-      if (a.handOffInFlightStages != a.inFlightStages) {
-        // After a grid barrier the inputs are here; after tags, not yet (the
-        // wave is published once they are: 1.2% faster at context 1 than at
-        // its start, docs/PERFORMANCE.md, step 8).
+      {
+        // The producer reads the wave for its hand-off cap and before it
+        // copies a step's K/V rows (WeightStream.cuh). After a grid barrier
+        // the inputs are here; after tags, not yet (the wave is published
+        // once they are: 1.2% faster at context 1 than at its start,
+        // docs/PERFORMANCE.md, step 8).
         const bool tagged =
             wave > 0 && static_cast<plan::BarrierKind>(schedule.barriers[wave - 1]) ==
                             plan::BarrierKind::Tagged;
