@@ -483,7 +483,8 @@ static bool everyAttentionStreamsKv(const plan::Plan &p) {
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
   for (const char *keys :
        {"\"stream_kv\": true",
-        "\"stream_kv\": true, \"stream_stage_bytes\": 1024, \"stream_ring_bytes\": 5120"}) {
+        "\"stream_kv\": true, \"stream_stage_bytes\": 1024, \"stream_ring_bytes\": 5120, "
+        "\"stream_in_flight_bytes\": 2048, \"stream_hand_off_in_flight_bytes\": 1024"}) {
     SCOPED_TRACE(keys);
     auto lp = streamPlan("models/tiny.graph", "--max-context 256", keys);
     ASSERT_TRUE(lp);
@@ -495,23 +496,24 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
   }
 }
 
-// The 1B's K/V rows through the stream in stages of 64 rows: two chunks of
-// up to 100 positions (long mode from context 3 on), then short mode to
-// context 104 (chunk 0 alone), each a chunk of two blocks at the end.
+// The 1B's K/V rows through the stream in stages of 128 rows (16 KB): two
+// chunks of up to 150 positions (long mode from context 3 on), then short
+// mode to context 200 (chunk 0 alone), each a chunk of two blocks at the end.
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
-  const char *keys = "\"stream_kv\": true, \"stream_stage_bytes\": 8192, "
-                     "\"stream_ring_bytes\": 40960, \"stream_in_flight_bytes\": 16384";
+  const char *keys = "\"stream_kv\": true, \"stream_stage_bytes\": 16384, "
+                     "\"stream_ring_bytes\": 81920, \"stream_in_flight_bytes\": 32768, "
+                     "\"stream_hand_off_in_flight_bytes\": 16384";
   splitContext = 2;
-  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 256", keys);
+  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 512", keys);
   ASSERT_TRUE(lp);
   ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
   ASSERT_EQ(lp->plan.attentionChunks(), 2u);
-  expectStepsMatchTheCpu(lp, 200, 0, 2e-3);
-  splitContext = 128;
-  auto shortMode = streamPlan("models/llama32-1b.graph", "--max-context 128", keys);
+  expectStepsMatchTheCpu(lp, 300, 0, 2e-3);
+  splitContext = 200;
+  auto shortMode = streamPlan("models/llama32-1b.graph", "--max-context 256", keys);
   ASSERT_TRUE(shortMode);
   ASSERT_TRUE(everyAttentionStreamsKv(shortMode->plan));
-  expectStepsMatchTheCpu(shortMode, 104, 0, 2e-3);
+  expectStepsMatchTheCpu(shortMode, 200, 0, 2e-3);
 }
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithFfnRowsWiderThanTheThreads) {
