@@ -1,6 +1,7 @@
 //===- PlanStats.cpp - What a plan streams, wave by wave ------------------===//
 #include "ti/Codegen/PlanStats.h"
 
+#include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/WorkerSupport.h"
 
 #include <algorithm>
@@ -74,6 +75,21 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
     if (st.rowPartBytes)
       os << "  streamed rows longer than " << thousands(st.rowPartBytes)
          << " bytes: cut into equal parts of at most that many where the row allows, one warp each\n";
+    // The attention tasks whose cached K/V rows come through the stream, and
+    // their blocks (kvBlockRows; the smallest where head sizes differ).
+    size_t streamedKv = 0;
+    uint32_t blockRows = 0;
+    for (const TaskRecord &t : p.tasks)
+      if (t.flags & kFlagStreamKv) {
+        ++streamedKv;
+        const uint32_t rows =
+            kvBlockRows(st.stageBytes, t.geometry.headDim, taskThreads(ExecutionModel::Stream));
+        blockRows = blockRows == 0 || rows < blockRows ? rows : blockRows;
+      }
+    if (streamedKv)
+      os << "  streamed K/V rows: " << thousands(streamedKv)
+         << " attention tasks, a stage of K then one of V for every " << blockRows
+         << " positions (stream_kv)\n";
   }
   const WorkerSharedBytes shared = workerSharedBytes(p);
   os << "  shared memory per worker: " << thousands(shared.total()) << " bytes (ring "
