@@ -80,9 +80,10 @@ __device__ void scoreBlock(const AttentionTask &at, float scale, const float *qs
   for (uint32_t i = 0; i < kMaxGroup; ++i)
     s[i] = 0;
   if (p < count) {
+    // The row's vectors from the thread's own rotation (no division inside).
+    uint32_t v = p % vectors;
 #pragma unroll 1
-    for (uint32_t k = 0; k < vectors; ++k) {
-      const uint32_t v = (k + p) % vectors;
+    for (uint32_t k = 0; k < vectors; ++k, v = v + 1 == vectors ? 0 : v + 1) {
       float x[kVector];
       key(p, v, x);
 #pragma unroll
@@ -183,6 +184,14 @@ __device__ __forceinline__ void stageVector(const uint8_t *row, uint32_t v, floa
     out[i] = b.at(i);
 }
 
+/// Eight floats of a row kept as floats in shared memory (position pos's).
+__device__ __forceinline__ void sharedVector(const float *row, uint32_t v, float (&out)[kVector]) {
+  const float4 lo = *reinterpret_cast<const float4 *>(row + v * kVector);
+  const float4 hi = *reinterpret_cast<const float4 *>(row + v * kVector + 4);
+  out[0] = lo.x, out[1] = lo.y, out[2] = lo.z, out[3] = lo.w;
+  out[4] = hi.x, out[5] = hi.y, out[6] = hi.z, out[7] = hi.w;
+}
+
 /// The task's attention over its streamed rows and position pos, into the
 /// chunk's partials and stats (the header's steps). Ends with a block barrier.
 __device__ void attendStreamed(const AttentionTask &at, const Step &step, float scale,
@@ -195,35 +204,40 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
 #pragma unroll
   for (uint32_t h = 0; h < kMaxGroup; ++h)
     sm.m[h] = kNegativeInfinity;
+  // Position pos joins the last block where it has room (a chunk of at most
+  // P positions is one block): a block of its own costs two more barriers.
+  const bool hasNow = at.je > step.pos;
+  bool nowDone = false;
 #pragma unroll 1
   for (int32_t base = at.jb; base < cachedEnd; base += int32_t(positions)) {
     const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(positions)));
+    const bool withNow = hasNow && base + int32_t(count) == cachedEnd && count < positions;
+    const uint32_t rows = count + (withNow ? 1u : 0u);
     ws.consume(kvBlockSegment(count, d), [&](uint32_t, uint32_t, const uint8_t *stage) {
-      scoreBlock(at, scale, qs, layout, shared, positions, count, sm,
+      scoreBlock(at, scale, qs, layout, shared, positions, rows, sm,
                  [&](uint32_t p, uint32_t v, float (&out)[kVector]) {
-                   stageVector(stage + p * rowBytes, v, out);
+                   if (p < count)
+                     stageVector(stage + p * rowBytes, v, out);
+                   else
+                     sharedVector(kNow, v, out);
                  });
     });
     ws.consume(kvBlockSegment(count, d), [&](uint32_t, uint32_t, const uint8_t *stage) {
-      valueBlock(at, layout, shared, positions, count, sm,
+      valueBlock(at, layout, shared, positions, rows, sm,
                  [&](uint32_t p, uint32_t e, float (&out)[kVector]) {
-                   stageVector(stage + p * rowBytes, e, out);
+                   if (p < count)
+                     stageVector(stage + p * rowBytes, e, out);
+                   else
+                     sharedVector(vNow, e, out);
                  });
     });
+    nowDone = nowDone || withNow;
   }
-  if (at.je > step.pos) { // Position pos: a block of one row, from shared memory.
+  if (hasNow && !nowDone) { // Position pos: a block of one row, from shared memory.
     scoreBlock(at, scale, qs, layout, shared, kWarpSize, 1, sm,
-               [&](uint32_t, uint32_t v, float (&out)[kVector]) {
-#pragma unroll
-                 for (uint32_t i = 0; i < kVector; ++i)
-                   out[i] = kNow[v * kVector + i];
-               });
+               [&](uint32_t, uint32_t v, float (&out)[kVector]) { sharedVector(kNow, v, out); });
     valueBlock(at, layout, shared, kWarpSize, 1, sm,
-               [&](uint32_t, uint32_t e, float (&out)[kVector]) {
-#pragma unroll
-                 for (uint32_t i = 0; i < kVector; ++i)
-                   out[i] = vNow[e * kVector + i];
-               });
+               [&](uint32_t, uint32_t e, float (&out)[kVector]) { sharedVector(vNow, e, out); });
   }
   blockBarrier();
   const uint32_t vectors = d / kVector, subsets = kThreads / (group * vectors);
