@@ -6,8 +6,9 @@
 // weights (WeightStream.cuh: WeightProducer::fillKv), in blocks of P =
 // kvBlockRows positions: a block's K rows in one stage, then its V rows in
 // the next (AttentionLayout.h: one contiguous run each, the caches being
-// head-major). Position pos, the step's own, is a last block of one row from
-// the task's rotated key and value in shared memory.
+// head-major). Position pos, the step's own, whose rotated key and value are
+// in shared memory, is one more row of the last block where it has room (a
+// chunk of at most P positions is one block), else a block of its own.
 //
 // Per block, with the running maximum m of each head the same in every
 // thread:
