@@ -170,10 +170,10 @@ public:
   // Atomics with the orderings (a plain st.release / ld.acquire orders the
   // same but compute-sanitizer's racecheck reports the pair as a race).
   __device__ void publish(uint32_t wave) {
-    uint32_t old;
-    asm volatile("atom.release.cta.shared::cta.exch.b32 %0, [%1], %2;"
-                 : "=r"(old)
-                 : "r"(sharedAddress(&wave_)), "r"(wave)
+    // The exchange returns the old value into `wave`, which nobody reads.
+    asm volatile("atom.release.cta.shared::cta.exch.b32 %0, [%1], %0;"
+                 : "+r"(wave)
+                 : "r"(sharedAddress(&wave_))
                  : "memory");
   }
   __device__ uint32_t read() {
