@@ -10,25 +10,24 @@
 // in shared memory, is one more row of the last block where it has room (a
 // chunk of at most P positions is one block), else a block of its own.
 //
-// Per block, with the running maximum m of each head the same in every
-// thread:
-// 1. Scores. Thread t takes position t mod P and the heads h = t / P,
-//    t / P + T/P, ... (T threads): q_h against the K row, D products in order
-//    (the row's vectors from the thread's own rotation, so that a warp's
-//    lanes read different banks), times the scale. Each warp's maximum per
-//    head to a slot; after a barrier every thread raises m by the block's
-//    and keeps the rescale exp(m_old - m); the scorers write the weights
-//    w = exp(s - m) to shared memory. The K stage is released.
-// 2. Values. Thread t = (r * G + h) * E + e (E = D/8) adds, over its subset r
-//    of the block's positions (r, r + R, ...), w * V[j][8e .. 8e + 8) and w,
-//    then folds them into its own state in shared memory (the state times the
-//    rescale, plus the block's). The V stage is released.
-// At the end the subsets add in order and each head's sums over its sum of
-// weights go to the chunk's partials, with (m, l) to its stats: the one-pass
-// loop's results (Attention.cuh), summed in another fixed order. Every exp is
-// computed once per position and head, and no thread waits on a global load
-// (docs/PERFORMANCE.md, step 11: the blocks that loaded their rows waited for
-// HBM behind the ring's copies).
+// Each warp works for one head of the group: W/G warps a head (W warps; the
+// warps past G*(W/G) idle), the head's warps taking 32 positions of a block in
+// turn, and keeps its own online softmax: no block barrier until the end
+// (docs/PERFORMANCE.md, step 12: six barriers and the shared maxima of the
+// block-wide form cost about 10 us a task). Per block:
+// 1. Scores (K stage). Lane l scores its positions: q_h against the K row, D
+//    products in order (the row's vectors from the lane's own rotation, so
+//    that the lanes read different banks), times the scale. The warp raises
+//    its running maximum m by the block's (shuffles), rescales its sums by
+//    exp(m_old - m), and each lane keeps its weights w = exp(s - m).
+// 2. Values (V stage). For each of the warp's positions, its weight from the
+//    lane that scored it (a shuffle); lane l adds w * V[j][lE .. lE + E)
+//    (E = D/32 dimensions a lane) to its sums.
+// At the end each warp's sums, m and sum of weights go to shared memory, and
+// the head's warps merge in warp order: the chunk's partials (sums over the
+// sum of weights) and stats (m, l), the one-pass loop's results
+// (Attention.cuh) summed in another fixed order. Every exp is computed once
+// per position and head, and no thread waits on a global load.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_ATTENTIONSTREAM_CUH
@@ -40,140 +39,59 @@
 TI_WORKER_NAMESPACE_BEGIN
 #if TI_WORKER_STREAM
 
-/// x[i] for an i known only at run time, without indexing a register array
-/// (which would put it in local memory).
-__device__ __forceinline__ float pick(const float (&x)[kMaxGroup], uint32_t i) {
-  float v = x[0];
-#pragma unroll
-  for (uint32_t k = 1; k < kMaxGroup; ++k)
-    v = i == k ? x[k] : v;
-  return v;
-}
-
 /// The segments of a block: `rows` K or V rows of headDim bf16 (the offset is
 /// the producer's business; consumers only walk the stages).
 __device__ __forceinline__ plan::StreamSegment kvBlockSegment(uint32_t rows, uint32_t headDim) {
   return plan::StreamSegment{0, rows, headDim * 2};
 }
 
-/// The state of one task's blocks: the running maxima (the same in every
-/// thread) and whether a block was folded. The last block's rescales wait in
-/// shared memory, after the warps' slots (registers held across the stage
-/// waits made ptxas spill).
-struct StreamedSoftmax {
-  float m[kMaxGroup];
-  bool folded = false;
+/// Value dimensions a lane keeps: headDim / 32 (at least 1; for a headDim
+/// under 32 the lanes past it keep none), at most the widest head's.
+constexpr uint32_t kMaxLaneDims = 256 / kWarpSize;
+/// A lane's positions in one block: blocks of at most kThreads positions over
+/// at least kWarps / kMaxGroup warps a head.
+constexpr uint32_t kMaxLaneRounds = kThreads / kWarpSize / (kWarps / kMaxGroup);
+
+/// Where a warp works: its head of the group (the heads past the group's have
+/// none), and which of the head's warps it is.
+struct HeadWarp {
+  uint32_t head, part, parts; // parts: the warps of a head.
+  uint32_t laneDims;          // E: the lane's value dimensions.
+  __device__ bool busy(uint32_t group) const { return head < group; }
+  /// The lane's position of round k in a block (the warps of a head take 32
+  /// positions in turn).
+  __device__ uint32_t position(uint32_t k, uint32_t lane) const {
+    return (k * parts + part) * kWarpSize + lane;
+  }
 };
 
-/// Step 1 for the block's `count` of `positions` rows (a power of two from 32
-/// to kThreads); key(p, v, out) writes vector v of row p's key as floats.
-template <typename Key>
-__device__ void scoreBlock(const AttentionTask &at, float scale, const float *qs,
-                           const AttentionLayout &layout, float *shared, uint32_t positions,
-                           uint32_t count, StreamedSoftmax &sm, Key key) {
-  const uint32_t d = at.geo.headDim, group = at.group, vectors = d / kVector;
-  const uint32_t p = threadIdx.x % positions, set = threadIdx.x / positions;
-  const uint32_t sets = kThreads / positions;
-  float *weights = shared + layout.weightsAt; // [group][positions]
-  float *slots = shared + layout.slotsAt;     // [kWarps][group], then [group] rescales
-  float s[kMaxGroup];
-#pragma unroll
-  for (uint32_t i = 0; i < kMaxGroup; ++i)
-    s[i] = 0;
-  if (p < count) {
-    // The row's vectors from the thread's own rotation (no division inside).
-    uint32_t v = p % vectors;
-#pragma unroll 1
-    for (uint32_t k = 0; k < vectors; ++k, v = v + 1 == vectors ? 0 : v + 1) {
-      float x[kVector];
-      key(p, v, x);
-#pragma unroll
-      for (uint32_t i = 0; i < kMaxGroup; ++i) {
-        const uint32_t h = set + i * sets;
-        if (h >= group)
-          continue;
-        const float4 *q = reinterpret_cast<const float4 *>(qs + h * d + v * kVector);
-        const float4 lo = q[0], hi = q[1];
-        float acc = s[i];
-        acc = fmaf(x[0], lo.x, acc);
-        acc = fmaf(x[1], lo.y, acc);
-        acc = fmaf(x[2], lo.z, acc);
-        acc = fmaf(x[3], lo.w, acc);
-        acc = fmaf(x[4], hi.x, acc);
-        acc = fmaf(x[5], hi.y, acc);
-        acc = fmaf(x[6], hi.z, acc);
-        acc = fmaf(x[7], hi.w, acc);
-        s[i] = acc;
-      }
-    }
-  }
-  // A warp's lanes share a set (positions >= 32): its maximum per head.
-#pragma unroll
-  for (uint32_t i = 0; i < kMaxGroup; ++i) {
-    const uint32_t h = set + i * sets;
-    if (h >= group) // The same in the whole warp.
-      continue;
-    s[i] = p < count ? scale * s[i] : kNegativeInfinity;
-    const float top = warpReduce(s[i], MaxOp{});
-    if (laneId() == 0)
-      slots[warpId() * group + h] = top;
-  }
-  blockBarrier();
-  const uint32_t warpsPerSet = positions / kWarpSize;
-#pragma unroll
-  for (uint32_t h = 0; h < kMaxGroup; ++h) {
-    if (h >= group)
-      continue;
-    float top = sm.m[h];
-    const uint32_t firstWarp = (h % sets) * warpsPerSet;
-    for (uint32_t w = firstWarp; w < firstWarp + warpsPerSet; ++w)
-      top = fmaxf(top, slots[w * group + h]);
-    if (threadIdx.x == 0) // 0 before the first block (m = -inf).
-      slots[kWarps * group + h] = expf(sm.m[h] - top);
-    sm.m[h] = top;
-  }
-#pragma unroll
-  for (uint32_t i = 0; i < kMaxGroup; ++i) {
-    const uint32_t h = set + i * sets;
-    if (h < group)
-      weights[h * positions + p] = p < count ? expf(s[i] - pick(sm.m, h)) : 0.0f;
-  }
-  blockBarrier();
-}
+/// A warp's online softmax over its positions: the running maximum (the same
+/// in all lanes), the lane's share of the sum of the weights, and the lane's
+/// value dimensions' weighted sums.
+struct WarpSoftmax {
+  float m = kNegativeInfinity, l = 0;
+  float sums[kMaxLaneDims] = {};
+};
 
-/// Step 2 for the block's `count` rows; value(p, e, out) writes vector e of
-/// row p's value as floats.
-template <typename Value>
-__device__ void valueBlock(const AttentionTask &at, const AttentionLayout &layout, float *shared,
-                           uint32_t positions, uint32_t count, StreamedSoftmax &sm, Value value) {
-  const uint32_t d = at.geo.headDim, group = at.group, vectors = d / kVector;
-  const uint32_t unit = group * vectors, subsets = kThreads / unit;
-  const uint32_t subset = threadIdx.x / unit, head = threadIdx.x % unit / vectors;
-  const uint32_t e = threadIdx.x % vectors;
-  if (subset < subsets) {
-    const float *w = shared + layout.weightsAt + head * positions;
-    float l = 0, sums[kVector] = {};
-#pragma unroll 1
-    for (uint32_t p = subset; p < count; p += subsets) {
-      float x[kVector];
-      value(p, e, x);
-      l += w[p];
-#pragma unroll
-      for (uint32_t i = 0; i < kVector; ++i)
-        sums[i] = fmaf(w[p], x[i], sums[i]);
-    }
-    // The thread's own state: nothing else touches it until the merge.
-    const float r = shared[layout.slotsAt + kWarps * group + head];
-    float *ours = shared + layout.statesAt + (subset * group + head) * layout.stateStride;
-#pragma unroll
-    for (uint32_t i = 0; i < kVector; ++i) {
-      float &x = ours[e * kVector + i];
-      x = sm.folded ? fmaf(x, r, sums[i]) : sums[i];
-    }
-    if (e == 0)
-      ours[d] = sm.folded ? fmaf(ours[d], r, l) : l;
+/// E floats of a bf16 row at the lane's dimensions [lane*E, lane*E + E).
+__device__ __forceinline__ void laneValues(const uint8_t *row, uint32_t lane, uint32_t e,
+                                           float (&out)[kMaxLaneDims]) {
+  const uint8_t *at = row + lane * e * 2;
+  uint32_t w[kMaxLaneDims / 2] = {};
+  if (e == 1) {
+    w[0] = *reinterpret_cast<const uint16_t *>(at);
+  } else if (e == 2) {
+    w[0] = *reinterpret_cast<const uint32_t *>(at);
+  } else if (e == 4) {
+    const uint2 v = *reinterpret_cast<const uint2 *>(at);
+    w[0] = v.x, w[1] = v.y;
+  } else {
+    const uint4 v = *reinterpret_cast<const uint4 *>(at);
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
   }
-  sm.folded = true;
+#pragma unroll
+  for (uint32_t i = 0; i < kMaxLaneDims; ++i)
+    out[i] = __uint_as_float(i % 2 ? w[i / 2] & 0xffff0000u : w[i / 2] << 16);
 }
 
 /// Eight floats of a bf16 row in a stage.
@@ -193,20 +111,119 @@ __device__ __forceinline__ void sharedVector(const float *row, uint32_t v, float
   out[4] = hi.x, out[5] = hi.y, out[6] = hi.z, out[7] = hi.w;
 }
 
+/// Step 1 of a block of `rows` positions for the warp's head: each lane
+/// scores its positions (q against the key, key(p, v, out) giving vector v of
+/// row p as floats), the warp raises its maximum by theirs (shuffles) and
+/// rescales its sums; the lane's weights exp(s - m) go to `weights`.
+template <typename Key>
+__device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, float scale,
+                                          uint32_t rows, const HeadWarp &hw, WarpSoftmax &st,
+                                          float (&weights)[kMaxLaneRounds], Key key) {
+  const uint32_t lane = laneId();
+  float s[kMaxLaneRounds], top = kNegativeInfinity;
+#pragma unroll
+  for (uint32_t k = 0; k < kMaxLaneRounds; ++k) {
+    const uint32_t p = hw.position(k, lane);
+    s[k] = kNegativeInfinity;
+    if (p >= rows)
+      continue;
+    float acc = 0;
+    // The row's vectors from the lane's own rotation, so that the lanes read
+    // different banks (no division inside the loop).
+    uint32_t v = p % vectors;
+#pragma unroll 1
+    for (uint32_t n = 0; n < vectors; ++n, v = v + 1 == vectors ? 0 : v + 1) {
+      float x[kVector];
+      key(p, v, x);
+      const float4 lo = *reinterpret_cast<const float4 *>(q + v * kVector);
+      const float4 hi = *reinterpret_cast<const float4 *>(q + v * kVector + 4);
+      acc = fmaf(x[0], lo.x, acc);
+      acc = fmaf(x[1], lo.y, acc);
+      acc = fmaf(x[2], lo.z, acc);
+      acc = fmaf(x[3], lo.w, acc);
+      acc = fmaf(x[4], hi.x, acc);
+      acc = fmaf(x[5], hi.y, acc);
+      acc = fmaf(x[6], hi.z, acc);
+      acc = fmaf(x[7], hi.w, acc);
+    }
+    s[k] = scale * acc;
+    top = fmaxf(top, s[k]);
+  }
+  top = fmaxf(st.m, warpReduce(top, MaxOp{}));
+  if (top == kNegativeInfinity) { // No position yet: nothing to weigh.
+#pragma unroll
+    for (uint32_t k = 0; k < kMaxLaneRounds; ++k)
+      weights[k] = 0;
+    return;
+  }
+  const float rescale = expf(st.m - top); // 0 while st.m is -inf.
+  st.m = top;
+  st.l *= rescale;
+#pragma unroll
+  for (uint32_t i = 0; i < kMaxLaneDims; ++i)
+    st.sums[i] *= rescale;
+#pragma unroll
+  for (uint32_t k = 0; k < kMaxLaneRounds; ++k) {
+    weights[k] = s[k] == kNegativeInfinity ? 0.0f : expf(s[k] - top);
+    st.l += weights[k];
+  }
+}
+
+/// Step 2: the warp's positions' values, weighted (value(p, out) gives the
+/// lane's dimensions of row p); each position's weight comes from the lane
+/// that scored it.
+template <typename Value>
+__device__ __forceinline__ void addValues(uint32_t rows, const HeadWarp &hw, WarpSoftmax &st,
+                                          const float (&weights)[kMaxLaneRounds], Value value) {
+#pragma unroll
+  for (uint32_t k = 0; k < kMaxLaneRounds; ++k) {
+    const uint32_t first = hw.position(k, 0);
+    if (first >= rows) // The same in the whole warp.
+      break;
+    const uint32_t n = min(rows - first, kWarpSize);
+#pragma unroll 1
+    for (uint32_t j = 0; j < n; ++j) {
+      const float w = __shfl_sync(0xffffffffu, weights[k], j);
+      float x[kMaxLaneDims];
+      value(first + j, x);
+#pragma unroll
+      for (uint32_t i = 0; i < kMaxLaneDims; ++i)
+        st.sums[i] = fmaf(w, x[i], st.sums[i]);
+    }
+  }
+}
+
 /// The task's attention over its streamed rows and position pos, into the
 /// chunk's partials and stats (the header's steps). Ends with a block barrier.
 __device__ void attendStreamed(const AttentionTask &at, const Step &step, float scale,
                                const float *qs, const float *kNow, const float *vNow,
                                const AttentionLayout &layout, float *shared, WeightStream &ws) {
-  const uint32_t d = at.geo.headDim, group = at.group, rowBytes = d * 2;
+  const uint32_t d = at.geo.headDim, group = at.group, rowBytes = d * 2, vectors = d / kVector;
   const uint32_t positions = plan::kvBlockRows(ws.stageBytes(), d, kThreads);
   const int32_t cachedEnd = plan::AttentionPositions{at.jb, at.je}.cachedEnd(step.pos);
-  StreamedSoftmax sm;
+  const uint32_t parts = kWarps / group, lane = laneId();
+  const HeadWarp hw{warpId() / parts, warpId() % parts, parts,
+                    d >= kWarpSize ? d / kWarpSize : 1u};
+  const bool busy = hw.busy(group);
+  const bool laneKeeps = lane * hw.laneDims < d; // Lanes past a short head's dimensions.
+  const float *q = qs + (busy ? hw.head : 0) * d;
+  WarpSoftmax st;
+  float weights[kMaxLaneRounds];
+  auto rowValues = [&](const uint8_t *row, float (&x)[kMaxLaneDims]) {
+    if (laneKeeps)
+      laneValues(row, lane, hw.laneDims, x);
+    else
 #pragma unroll
-  for (uint32_t h = 0; h < kMaxGroup; ++h)
-    sm.m[h] = kNegativeInfinity;
+      for (uint32_t i = 0; i < kMaxLaneDims; ++i)
+        x[i] = 0;
+  };
+  auto nowValues = [&](float (&x)[kMaxLaneDims]) {
+#pragma unroll
+    for (uint32_t i = 0; i < kMaxLaneDims; ++i)
+      x[i] = laneKeeps && i < hw.laneDims ? vNow[lane * hw.laneDims + i] : 0.0f;
+  };
   // Position pos joins the last block where it has room (a chunk of at most
-  // P positions is one block): a block of its own costs two more barriers.
+  // P positions is one block), else it is a block of its own.
   const bool hasNow = at.je > step.pos;
   bool nowDone = false;
 #pragma unroll 1
@@ -215,46 +232,66 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
     const bool withNow = hasNow && base + int32_t(count) == cachedEnd && count < positions;
     const uint32_t rows = count + (withNow ? 1u : 0u);
     ws.consume(kvBlockSegment(count, d), [&](uint32_t, uint32_t, const uint8_t *stage) {
-      scoreBlock(at, scale, qs, layout, shared, positions, rows, sm,
-                 [&](uint32_t p, uint32_t v, float (&out)[kVector]) {
-                   if (p < count)
-                     stageVector(stage + p * rowBytes, v, out);
-                   else
-                     sharedVector(kNow, v, out);
-                 });
+      if (busy)
+        scoreRows(q, vectors, scale, rows, hw, st, weights,
+                  [&](uint32_t p, uint32_t v, float (&x)[kVector]) {
+                    if (p < count)
+                      stageVector(stage + p * rowBytes, v, x);
+                    else
+                      sharedVector(kNow, v, x);
+                  });
     });
     ws.consume(kvBlockSegment(count, d), [&](uint32_t, uint32_t, const uint8_t *stage) {
-      valueBlock(at, layout, shared, positions, rows, sm,
-                 [&](uint32_t p, uint32_t e, float (&out)[kVector]) {
-                   if (p < count)
-                     stageVector(stage + p * rowBytes, e, out);
-                   else
-                     sharedVector(vNow, e, out);
-                 });
+      if (busy)
+        addValues(rows, hw, st, weights, [&](uint32_t p, float (&x)[kMaxLaneDims]) {
+          if (p < count)
+            rowValues(stage + p * rowBytes, x);
+          else
+            nowValues(x);
+        });
     });
     nowDone = nowDone || withNow;
   }
-  if (hasNow && !nowDone) { // Position pos: a block of one row, from shared memory.
-    scoreBlock(at, scale, qs, layout, shared, kWarpSize, 1, sm,
-               [&](uint32_t, uint32_t v, float (&out)[kVector]) { sharedVector(kNow, v, out); });
-    valueBlock(at, layout, shared, kWarpSize, 1, sm,
-               [&](uint32_t, uint32_t e, float (&out)[kVector]) { sharedVector(vNow, e, out); });
+  if (hasNow && !nowDone && busy) { // Position pos alone.
+    scoreRows(q, vectors, scale, 1, hw, st, weights,
+              [&](uint32_t, uint32_t v, float (&x)[kVector]) { sharedVector(kNow, v, x); });
+    addValues(1, hw, st, weights, [&](uint32_t, float (&x)[kMaxLaneDims]) { nowValues(x); });
+  }
+  // Each warp's (sums, m, l) to shared memory, then the head's warps merged in
+  // warp order: the chunk's partials (the sums over l) and stats (m, l).
+  const uint32_t stride = layout.stateStride; // d + 2
+  float *states = shared + layout.statesAt;
+  if (busy) {
+    const float l = warpReduce(st.l, SumOp{});
+    float *ours = states + warpId() * stride;
+    if (laneKeeps)
+#pragma unroll
+      for (uint32_t i = 0; i < kMaxLaneDims; ++i)
+        if (i < hw.laneDims)
+          ours[lane * hw.laneDims + i] = st.sums[i];
+    if (lane == 0) {
+      ours[d] = st.m;
+      ours[d + 1] = l;
+    }
   }
   blockBarrier();
-  const uint32_t vectors = d / kVector, subsets = kThreads / (group * vectors);
-  const float *states = shared + layout.statesAt;
-  const uint32_t stride = layout.stateStride, first = at.g * group;
+  const uint32_t first = at.g * group;
   for (uint32_t i = threadIdx.x; i < group * d; i += kThreads) {
     const uint32_t h = i / d, k = i % d;
+    const float *theirs = states + h * parts * stride;
+    float top = kNegativeInfinity;
+    for (uint32_t r = 0; r < parts; ++r)
+      top = fmaxf(top, theirs[r * stride + d]);
     float sum = 0, weight = 0;
-    for (uint32_t x = 0; x < subsets; ++x) {
-      const float *theirs = states + (x * group + h) * stride;
-      sum += theirs[k];
-      weight += theirs[d];
+    for (uint32_t r = 0; r < parts; ++r) {
+      const float m = theirs[r * stride + d];
+      const float f = m == kNegativeInfinity ? 0.0f : expf(m - top);
+      sum = fmaf(theirs[r * stride + k], f, sum);
+      weight = fmaf(theirs[r * stride + d + 1], f, weight);
     }
     at.workspace.store(at.partials(first + h) + k, sum / weight);
     if (k == 0) {
-      at.workspace.store(at.stats(first + h), pick(sm.m, h));
+      at.workspace.store(at.stats(first + h), top);
       at.workspace.store(at.stats(first + h) + 1, weight);
     }
   }
