@@ -19,10 +19,9 @@
 //    products in order (the row's vectors from the lane's own rotation, so
 //    that the lanes read different banks), times the scale. The warp raises
 //    its running maximum m by the block's (shuffles), rescales its sums by
-//    exp(m_old - m), and each lane keeps its weights w = exp(s - m).
-// 2. Values (V stage). For each of the warp's positions, its weight from the
-//    lane that scored it (a shuffle); lane l adds w * V[j][lE .. lE + E)
-//    (E = D/32 dimensions a lane) to its sums.
+//    exp(m_old - m), and writes the weights w = exp(s - m) to shared memory.
+// 2. Values (V stage). For each of the warp's positions, lane l adds
+//    w * V[j][lE .. lE + E) (E = D/32 dimensions a lane) to its sums.
 // At the end each warp's sums, m and sum of weights go to shared memory, and
 // the head's warps merge in warp order: the chunk's partials (sums over the
 // sum of weights) and stats (m, l), the one-pass loop's results
@@ -114,11 +113,12 @@ __device__ __forceinline__ void sharedVector(const float *row, uint32_t v, float
 /// Step 1 of a block of `rows` positions for the warp's head: each lane
 /// scores its positions (q against the key, key(p, v, out) giving vector v of
 /// row p as floats), the warp raises its maximum by theirs (shuffles) and
-/// rescales its sums; the lane's weights exp(s - m) go to `weights`.
+/// rescales its sums; the weights exp(s - m) go to weights[p] in shared
+/// memory (registers held across the V stage's wait made ptxas spill).
 template <typename Key>
 __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, float scale,
                                           uint32_t rows, const HeadWarp &hw, WarpSoftmax &st,
-                                          float (&weights)[kMaxLaneRounds], Key key) {
+                                          float *weights, Key key) {
   const uint32_t lane = laneId();
   float s[kMaxLaneRounds], top = kNegativeInfinity;
 #pragma unroll
@@ -153,7 +153,9 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
   if (top == kNegativeInfinity) { // No position yet: nothing to weigh.
 #pragma unroll
     for (uint32_t k = 0; k < kMaxLaneRounds; ++k)
-      weights[k] = 0;
+      if (hw.position(k, lane) < rows)
+        weights[hw.position(k, lane)] = 0;
+    __syncwarp();
     return;
   }
   const float rescale = expf(st.m - top); // 0 while st.m is -inf.
@@ -164,17 +166,21 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
     st.sums[i] *= rescale;
 #pragma unroll
   for (uint32_t k = 0; k < kMaxLaneRounds; ++k) {
-    weights[k] = s[k] == kNegativeInfinity ? 0.0f : expf(s[k] - top);
-    st.l += weights[k];
+    const uint32_t p = hw.position(k, lane);
+    if (p >= rows)
+      continue;
+    const float w = expf(s[k] - top);
+    weights[p] = w;
+    st.l += w;
   }
+  __syncwarp(); // The value pass reads every lane's weights.
 }
 
 /// Step 2: the warp's positions' values, weighted (value(p, out) gives the
-/// lane's dimensions of row p); each position's weight comes from the lane
-/// that scored it.
+/// lane's dimensions of row p; weights[p] is the same for every lane).
 template <typename Value>
 __device__ __forceinline__ void addValues(uint32_t rows, const HeadWarp &hw, WarpSoftmax &st,
-                                          const float (&weights)[kMaxLaneRounds], Value value) {
+                                          const float *weights, Value value) {
 #pragma unroll
   for (uint32_t k = 0; k < kMaxLaneRounds; ++k) {
     const uint32_t first = hw.position(k, 0);
@@ -183,7 +189,7 @@ __device__ __forceinline__ void addValues(uint32_t rows, const HeadWarp &hw, War
     const uint32_t n = min(rows - first, kWarpSize);
 #pragma unroll 1
     for (uint32_t j = 0; j < n; ++j) {
-      const float w = __shfl_sync(0xffffffffu, weights[k], j);
+      const float w = weights[first + j];
       float x[kMaxLaneDims];
       value(first + j, x);
 #pragma unroll
@@ -191,6 +197,7 @@ __device__ __forceinline__ void addValues(uint32_t rows, const HeadWarp &hw, War
         st.sums[i] = fmaf(w, x[i], st.sums[i]);
     }
   }
+  __syncwarp(); // Every lane has read the weights the next block overwrites.
 }
 
 /// The task's attention over its streamed rows and position pos, into the
@@ -208,7 +215,8 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
   const bool laneKeeps = lane * hw.laneDims < d; // Lanes past a short head's dimensions.
   const float *q = qs + (busy ? hw.head : 0) * d;
   WarpSoftmax st;
-  float weights[kMaxLaneRounds];
+  // The head's weights of a block, position by position ([group][P]).
+  float *weights = shared + layout.weightsAt + (busy ? hw.head : 0) * positions;
   auto rowValues = [&](const uint8_t *row, float (&x)[kMaxLaneDims]) {
     if (laneKeeps)
       laneValues(row, lane, hw.laneDims, x);
