@@ -108,12 +108,11 @@ TI_HOST_DEVICE constexpr uint32_t attentionHeadsPerLane(uint32_t threads, uint32
 /// softmax states, one per head its lanes keep (attentionHeadsPerLane): the
 /// weighted sums of the values (D), then the running max and sum. In the
 /// Stream worker, the blocks of streamed K/V rows (kFlagStreamKv,
-/// ops/AttentionStream.cuh) also use: states, one per subset of the values'
-/// threads and head (D sums, then the sum of the weights; at most threads /
-/// (D/8)), a block's weights ([group][threads]), each warp's block maxima
-/// ([warps][group]) and the block's rescales ([group]).
+/// ops/AttentionStream.cuh) also use: states, one per warp (D sums, the
+/// running max, the sum of the weights), and a block's weights
+/// ([group][threads]).
 struct AttentionLayout {
-  uint32_t qAt, kAt, vAt, statesAt, stateStride, headsPerLane, weightsAt, slotsAt, floats;
+  uint32_t qAt, kAt, vAt, statesAt, stateStride, headsPerLane, weightsAt, floats;
 };
 TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, uint32_t threads) {
   AttentionLayout l{};
@@ -125,11 +124,9 @@ TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, 
   l.statesAt = l.vAt + alignFloats(g.headDim);
   l.stateStride = g.headDim + 2;
   l.headsPerLane = attentionHeadsPerLane(threads, g.group());
-  const uint32_t oneGroup = warps * l.headsPerLane;
-  const uint32_t blocks = stream ? threads / (g.headDim / kWorkerVector) : 0u;
-  l.weightsAt = l.statesAt + alignFloats((oneGroup > blocks ? oneGroup : blocks) * l.stateStride);
-  l.slotsAt = l.weightsAt + (stream ? alignFloats(g.group() * threads) : 0u);
-  l.floats = l.slotsAt + (stream ? alignFloats((warps + 1) * g.group()) : 0u);
+  const uint32_t states = warps * l.headsPerLane * l.stateStride; // >= warps: streamed too.
+  l.weightsAt = l.statesAt + alignFloats(states);
+  l.floats = stream ? l.weightsAt + alignFloats(g.group() * threads) : l.statesAt + states;
   return l;
 }
 
