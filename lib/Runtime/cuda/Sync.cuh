@@ -63,6 +63,10 @@
 
 TI_WORKER_NAMESPACE_BEGIN
 
+/// The lanes of one warp: execution and memory ordering among them (a lane's
+/// shared-memory writes seen by the others; the lanes need not be converged).
+__device__ __forceinline__ void warpBarrier() { __syncwarp(); }
+
 /// All threads that run tasks (the Plain worker's block, the Stream worker's
 /// consumer warps): execution and block-scope memory ordering.
 __device__ __forceinline__ void blockBarrier() {

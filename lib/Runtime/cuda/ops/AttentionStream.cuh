@@ -155,7 +155,7 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
     for (uint32_t k = 0; k < kMaxLaneRounds; ++k)
       if (hw.position(k, lane) < rows)
         weights[hw.position(k, lane)] = 0;
-    __syncwarp();
+    warpBarrier();
     return;
   }
   const float rescale = expf(st.m - top); // 0 while st.m is -inf.
@@ -173,7 +173,7 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
     weights[p] = w;
     st.l += w;
   }
-  __syncwarp(); // The value pass reads every lane's weights.
+  warpBarrier(); // The value pass reads every lane's weights.
 }
 
 /// Step 2: the warp's positions' values, weighted (value(p, out) gives the
@@ -197,7 +197,7 @@ __device__ __forceinline__ void addValues(uint32_t rows, const HeadWarp &hw, War
         st.sums[i] = fmaf(w, x[i], st.sums[i]);
     }
   }
-  __syncwarp(); // Every lane has read the weights the next block overwrites.
+  warpBarrier(); // Every lane has read the weights the next block overwrites.
 }
 
 /// The task's attention over its streamed rows and position pos, into the
