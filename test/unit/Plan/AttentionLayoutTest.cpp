@@ -1,10 +1,12 @@
 //===- AttentionLayoutTest.cpp - Where the K/V caches keep a row ----------===//
 //
 // The cache layout every executor indexes through (AttentionLayout.h): a kv
-// head's rows position after position, the heads one after another.
+// head's rows position after position, the heads one after another; the
+// chunks' positions; and the attention op's scratch (WorkerLayout.h).
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/AttentionLayout.h"
+#include "ti/Plan/WorkerLayout.h"
 
 #include <gtest/gtest.h>
 
@@ -81,4 +83,29 @@ TEST(AttentionPositions, TheCachedRowsStopBeforeTheStepsOwn) {
   EXPECT_EQ(attentionPositions(0, 16, 0, false).cachedEnd(0), 0); // Context 1: nothing cached.
 }
 
+// The attention op's scratch in the Stream worker (WorkerLayout.h): the
+// group's queries, the key, the value, a state per warp for the streamed
+// form (ops/AttentionStream.cuh: D sums, max, sum of weights) inside the
+// one-pass loop's states, then a block's weights [group][threads], in order,
+// apart, and 16-byte aligned where the kernel reads float4s.
+TEST(AttentionScratch, TheStreamedFormsRegionsFitInOrder) {
+  const uint32_t threads = kStreamConsumerThreads, warps = threads / 32;
+  for (uint32_t d : {8u, 16u, 32u, 64u, 128u, 256u})
+    for (uint32_t group : {1u, 2u, 3u, 4u}) {
+      SCOPED_TRACE("headDim " + std::to_string(d) + ", group " + std::to_string(group));
+      const HeadGeometry g{uint16_t(8 * group), 8, uint16_t(d), 16};
+      const AttentionLayout l = attentionLayout(g, threads);
+      EXPECT_EQ(l.qAt, 0u);
+      EXPECT_GE(l.kAt, group * d);
+      EXPECT_GE(l.vAt, l.kAt + d);
+      EXPECT_GE(l.statesAt, l.vAt + d);
+      EXPECT_EQ(l.stateStride, d + 2);
+      EXPECT_GE(l.weightsAt, l.statesAt + warps * l.stateStride);
+      EXPECT_GE(l.floats, l.weightsAt + group * threads);
+      for (uint32_t at : {l.kAt, l.vAt, l.weightsAt})
+        EXPECT_EQ(at % 4, 0u);
+    }
+}
+
 } // namespace
+
