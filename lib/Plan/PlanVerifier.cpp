@@ -274,6 +274,9 @@ void Verifier::checkTask(size_t index) {
     error(who + " streams its K/V rows (stream_kv) but " +
           (plan.stream.model != ExecutionModel::Stream
                ? std::string("the plan has no weight stream")
+           : !kvRowsStreamable(t.geometry.headDim)
+               ? "its head_dim " + num(t.geometry.headDim) +
+                     " is not 8, 16, 32, 64, 128 or 256 (the streamed value pass)"
                : "a stage of " + num(plan.stream.stageBytes) + " bytes holds fewer than 32 rows of " +
                      num(uint32_t(t.geometry.headDim) * 2) + " bytes"));
 

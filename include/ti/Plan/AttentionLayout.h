@@ -92,14 +92,25 @@ TI_HOST_DEVICE constexpr AttentionPositions attentionPositions(uint32_t chunk, u
                             int32_t(int64_t(chunk + 1) * ctx / chunks)};
 }
 
+/// Whether the streamed attention's value pass can take rows of this head
+/// dimension: headDim / 8 lanes share a row, one 16-byte vector each, so
+/// headDim is 8 times a power of two up to 32 (8, 16, ..., 256).
+TI_HOST_DEVICE constexpr bool kvRowsStreamable(uint32_t headDim) {
+  const uint32_t lanes = headDim / 8;
+  return headDim % 8 == 0 && lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0;
+}
+
 /// The cached rows of a kFlagStreamKv attention task go through the weight
 /// stream in blocks of this many positions: a block's K rows fill one stage,
 /// then its V rows the next, and a consumer thread scores one position of a
 /// block. The largest power of two that both a stage's rows (headDim bf16
-/// each) and the task's `threads` allow; 0 below 32 (a warp's lanes), where
-/// the plan may not stream the rows.
+/// each) and the task's `threads` allow; 0 below 32 (a warp's lanes) or for a
+/// head dimension the value pass cannot take (kvRowsStreamable), where the
+/// plan may not stream the rows.
 TI_HOST_DEVICE constexpr uint32_t kvBlockRows(uint32_t stageBytes, uint32_t headDim,
                                               uint32_t threads) {
+  if (!kvRowsStreamable(headDim))
+    return 0;
   const uint32_t rows = stageBytes / (2 * headDim);
   uint32_t p = 1;
   while (2 * p <= rows && 2 * p <= threads)

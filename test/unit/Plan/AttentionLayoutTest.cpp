@@ -107,5 +107,22 @@ TEST(AttentionScratch, TheStreamedFormsRegionsFitInOrder) {
     }
 }
 
-} // namespace
 
+TEST(KvBlockRowsTest, APowerOfTwoOfRowsThatAStageAndTheThreadsHold) {
+  EXPECT_EQ(kvBlockRows(32768, 64, 256), 256u);  // The 1B: 256 rows of 128 bytes.
+  EXPECT_EQ(kvBlockRows(32768, 128, 256), 128u); // The 8B's 256-byte rows.
+  EXPECT_EQ(kvBlockRows(32768, 64, 128), 128u);  // Fewer threads than rows.
+  EXPECT_EQ(kvBlockRows(24576, 64, 256), 128u);  // 192 rows fit: a power of two.
+  EXPECT_EQ(kvBlockRows(512, 8, 256), 32u);      // A warp's lanes: the least.
+  EXPECT_EQ(kvBlockRows(511, 8, 256), 0u);
+}
+
+TEST(KvBlockRowsTest, OnlyHeadDimsThatTheValuePassTakes) {
+  for (uint32_t d : {8u, 16u, 32u, 64u, 128u, 256u})
+    EXPECT_TRUE(kvRowsStreamable(d)) << d;
+  for (uint32_t d : {0u, 2u, 4u, 12u, 24u, 48u, 80u, 96u, 192u, 512u})
+    EXPECT_FALSE(kvRowsStreamable(d)) << d;
+  EXPECT_EQ(kvBlockRows(1 << 20, 96, 256), 0u);
+}
+
+} // namespace

@@ -656,6 +656,13 @@ TEST(PlanVerifierTest, StreamedKvRowsNeedAStageOfABlock) {
   p.stream.stageBytes = 256;
   EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0) + " streams its K/V rows (stream_kv) "
                            "but a stage of 256 bytes holds fewer than 32 rows of 16 bytes"}));
+  // The value pass puts headDim / 8 lanes on a row: 8 times a power of two.
+  p = streamPlan();
+  p.stream.stageBytes = 4096;
+  taskOf(p, Opcode::Attention, 0).flags |= kFlagStreamKv;
+  taskOf(p, Opcode::Attention, 0).geometry.headDim = 24;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0) + " streams its K/V rows (stream_kv) "
+                           "but its head_dim 24 is not 8, 16, 32, 64, 128 or 256"}));
   p = tinyPlan();
   taskOf(p, Opcode::Attention, 0).flags |= kFlagStreamKv;
   EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0) + " streams its K/V rows (stream_kv) "

@@ -20,9 +20,14 @@
 //    that the lanes read different banks), times the scale. The warp raises
 //    its running maximum m by the block's (shuffles), rescales its sums by
 //    exp(m_old - m), and writes the weights w = exp(s - m) to shared memory.
-// 2. Values (V stage). For each of the warp's positions, lane l adds
-//    w * V[j][lE .. lE + E) (E = D/32 dimensions a lane) to its sums.
-// At the end each warp's sums, m and sum of weights go to shared memory, and
+// 2. Values (V stage). The warp's lanes take R = 32 / L positions at a time,
+//    L = D/8 lanes a position, lane l the 16-byte vector l mod L of position
+//    l / L's value row: w * V[j][8c .. 8c + 8) into its eight sums. (A lane
+//    a position's D/32 dimensions took a warp-wide step of about 30
+//    instructions a position: 85% of the task, ncu in docs/PERFORMANCE.md,
+//    step 13.)
+// At the end each warp adds its lanes' sums of a vector (shuffles), its sums,
+// m and sum of weights go to shared memory, and
 // the head's warps merge in warp order: the chunk's partials (sums over the
 // sum of weights) and stats (m, l), the one-pass loop's results
 // (Attention.cuh) summed in another fixed order. Every exp is computed once
@@ -44,9 +49,6 @@ __device__ __forceinline__ plan::StreamSegment kvBlockSegment(uint32_t rows, uin
   return plan::StreamSegment{0, rows, headDim * 2};
 }
 
-/// Value dimensions a lane keeps: headDim / 32 (at least 1; for a headDim
-/// under 32 the lanes past it keep none), at most the widest head's.
-constexpr uint32_t kMaxLaneDims = 256 / kWarpSize;
 /// A lane's positions in one block: blocks of at most kThreads positions over
 /// at least kWarps / kMaxGroup warps a head.
 constexpr uint32_t kMaxLaneRounds = kThreads / kWarpSize / (kWarps / kMaxGroup);
@@ -55,7 +57,7 @@ constexpr uint32_t kMaxLaneRounds = kThreads / kWarpSize / (kWarps / kMaxGroup);
 /// none), and which of the head's warps it is.
 struct HeadWarp {
   uint32_t head, part, parts; // parts: the warps of a head.
-  uint32_t laneDims;          // E: the lane's value dimensions.
+  uint32_t rowShift;          // log2(L): L = headDim / 8 lanes share a value row.
   __device__ bool busy(uint32_t group) const { return head < group; }
   /// The lane's position of round k in a block (the warps of a head take 32
   /// positions in turn).
@@ -66,32 +68,11 @@ struct HeadWarp {
 
 /// A warp's online softmax over its positions: the running maximum (the same
 /// in all lanes), the lane's share of the sum of the weights, and the lane's
-/// value dimensions' weighted sums.
+/// sums of its value vector (lane mod L) over its positions.
 struct WarpSoftmax {
   float m = kNegativeInfinity, l = 0;
-  float sums[kMaxLaneDims] = {};
+  float sums[kVector] = {};
 };
-
-/// E floats of a bf16 row at the lane's dimensions [lane*E, lane*E + E).
-__device__ __forceinline__ void laneValues(const uint8_t *row, uint32_t lane, uint32_t e,
-                                           float (&out)[kMaxLaneDims]) {
-  const uint8_t *at = row + lane * e * 2;
-  uint32_t w[kMaxLaneDims / 2] = {};
-  if (e == 1) {
-    w[0] = *reinterpret_cast<const uint16_t *>(at);
-  } else if (e == 2) {
-    w[0] = *reinterpret_cast<const uint32_t *>(at);
-  } else if (e == 4) {
-    const uint2 v = *reinterpret_cast<const uint2 *>(at);
-    w[0] = v.x, w[1] = v.y;
-  } else {
-    const uint4 v = *reinterpret_cast<const uint4 *>(at);
-    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
-  }
-#pragma unroll
-  for (uint32_t i = 0; i < kMaxLaneDims; ++i)
-    out[i] = __uint_as_float(i % 2 ? w[i / 2] & 0xffff0000u : w[i / 2] << 16);
-}
 
 /// Eight floats of a bf16 row in a stage.
 __device__ __forceinline__ void stageVector(const uint8_t *row, uint32_t v, float (&out)[kVector]) {
@@ -162,7 +143,7 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
   st.m = top;
   st.l *= rescale;
 #pragma unroll
-  for (uint32_t i = 0; i < kMaxLaneDims; ++i)
+  for (uint32_t i = 0; i < kVector; ++i)
     st.sums[i] *= rescale;
 #pragma unroll
   for (uint32_t k = 0; k < kMaxLaneRounds; ++k) {
@@ -176,24 +157,26 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
   warpBarrier(); // The value pass reads every lane's weights.
 }
 
-/// Step 2: the warp's positions' values, weighted (value(p, out) gives the
-/// lane's dimensions of row p; weights[p] is the same for every lane).
+/// Step 2: the warp's positions' values, weighted: lane l takes the
+/// positions l / L, + R, ... of each of the warp's 32-position groups
+/// (value(p, out) gives its vector of row p; weights[p] from step 1).
 template <typename Value>
 __device__ __forceinline__ void addValues(uint32_t rows, const HeadWarp &hw, WarpSoftmax &st,
                                           const float *weights, Value value) {
+  const uint32_t sub = laneId() >> hw.rowShift, step = kWarpSize >> hw.rowShift;
 #pragma unroll
   for (uint32_t k = 0; k < kMaxLaneRounds; ++k) {
     const uint32_t first = hw.position(k, 0);
     if (first >= rows) // The same in the whole warp.
       break;
     const uint32_t n = min(rows - first, kWarpSize);
-#pragma unroll 1
-    for (uint32_t j = 0; j < n; ++j) {
+#pragma unroll 2
+    for (uint32_t j = sub; j < n; j += step) {
       const float w = weights[first + j];
-      float x[kMaxLaneDims];
+      float x[kVector];
       value(first + j, x);
 #pragma unroll
-      for (uint32_t i = 0; i < kMaxLaneDims; ++i)
+      for (uint32_t i = 0; i < kVector; ++i)
         st.sums[i] = fmaf(w, x[i], st.sums[i]);
     }
   }
@@ -209,27 +192,16 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
   const uint32_t positions = plan::kvBlockRows(ws.stageBytes(), d, kThreads);
   const int32_t cachedEnd = plan::AttentionPositions{at.jb, at.je}.cachedEnd(step.pos);
   const uint32_t parts = kWarps / group, lane = laneId();
-  const HeadWarp hw{warpId() / parts, warpId() % parts, parts,
-                    d >= kWarpSize ? d / kWarpSize : 1u};
+  // L = d / 8 lanes a value row: a power of two up to 32 (the verifier's
+  // rule for stream_kv, plan::streamsKvRows).
+  const uint32_t rowShift = __ffs(vectors) - 1;
+  const HeadWarp hw{warpId() / parts, warpId() % parts, parts, rowShift};
   const bool busy = hw.busy(group);
-  const bool laneKeeps = lane * hw.laneDims < d; // Lanes past a short head's dimensions.
+  const uint32_t mine = lane & (vectors - 1); // The lane's vector of a value row.
   const float *q = qs + (busy ? hw.head : 0) * d;
   WarpSoftmax st;
   // The head's weights of a block, position by position ([group][P]).
   float *weights = shared + layout.weightsAt + (busy ? hw.head : 0) * positions;
-  auto rowValues = [&](const uint8_t *row, float (&x)[kMaxLaneDims]) {
-    if (laneKeeps)
-      laneValues(row, lane, hw.laneDims, x);
-    else
-#pragma unroll
-      for (uint32_t i = 0; i < kMaxLaneDims; ++i)
-        x[i] = 0;
-  };
-  auto nowValues = [&](float (&x)[kMaxLaneDims]) {
-#pragma unroll
-    for (uint32_t i = 0; i < kMaxLaneDims; ++i)
-      x[i] = laneKeeps && i < hw.laneDims ? vNow[lane * hw.laneDims + i] : 0.0f;
-  };
   // Position pos joins the last block where it has room (a chunk of at most
   // P positions is one block), else it is a block of its own.
   const bool hasNow = at.je > step.pos;
@@ -251,11 +223,11 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
     });
     ws.consume(kvBlockSegment(count, d), [&](uint32_t, uint32_t, const uint8_t *stage) {
       if (busy)
-        addValues(rows, hw, st, weights, [&](uint32_t p, float (&x)[kMaxLaneDims]) {
+        addValues(rows, hw, st, weights, [&](uint32_t p, float (&x)[kVector]) {
           if (p < count)
-            rowValues(stage + p * rowBytes, x);
+            stageVector(stage + p * rowBytes, mine, x);
           else
-            nowValues(x);
+            sharedVector(vNow, mine, x);
         });
     });
     nowDone = nowDone || withNow;
@@ -263,7 +235,8 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
   if (hasNow && !nowDone && busy) { // Position pos alone.
     scoreRows(q, vectors, scale, 1, hw, st, weights,
               [&](uint32_t, uint32_t v, float (&x)[kVector]) { sharedVector(kNow, v, x); });
-    addValues(1, hw, st, weights, [&](uint32_t, float (&x)[kMaxLaneDims]) { nowValues(x); });
+    addValues(1, hw, st, weights,
+              [&](uint32_t, float (&x)[kVector]) { sharedVector(vNow, mine, x); });
   }
   // Each warp's (sums, m, l) to shared memory, then the head's warps merged in
   // warp order: the chunk's partials (the sums over l) and stats (m, l).
@@ -271,12 +244,16 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
   float *states = shared + layout.statesAt;
   if (busy) {
     const float l = warpReduce(st.l, SumOp{});
-    float *ours = states + warpId() * stride;
-    if (laneKeeps)
+    // The lanes with the same vector (lane mod L) add their sums in a fixed
+    // order; every one of them gets the vector's.
 #pragma unroll
-      for (uint32_t i = 0; i < kMaxLaneDims; ++i)
-        if (i < hw.laneDims)
-          ours[lane * hw.laneDims + i] = st.sums[i];
+    for (uint32_t i = 0; i < kVector; ++i)
+      st.sums[i] = warpReduce(st.sums[i], SumOp{}, vectors);
+    float *ours = states + warpId() * stride;
+    if (lane < vectors)
+#pragma unroll
+      for (uint32_t i = 0; i < kVector; ++i)
+        ours[lane * kVector + i] = st.sums[i];
     if (lane == 0) {
       ours[d] = st.m;
       ours[d + 1] = l;
