@@ -477,7 +477,7 @@ static bool everyAttentionStreamsKv(const plan::Plan &p) {
 }
 
 // The cached K/V rows through the weight stream (kFlagStreamKv,
-// ops/AttentionStream.cuh): the tiny model across the split in 32 KB stages
+// ops/AttentionStream.cuh, long mode): the tiny model across the split in 32 KB stages
 // (one block a chunk) and in 1 KB stages (32 rows of 32 bytes: a chunk of
 // several blocks from context 33 on), step by step and in one launch.
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
@@ -497,8 +497,9 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
 }
 
 // The 1B's K/V rows through the stream in stages of 128 rows (16 KB): two
-// chunks of up to 150 positions (long mode from context 3 on), then short
-// mode to context 200 (chunk 0 alone), each a chunk of two blocks at the end.
+// chunks of up to 150 positions (long mode from context 3 on), each of two
+// blocks at the end; then short mode to context 200 (chunk 0 alone), where a
+// stream_kv plan keeps the one-pass loop (TaskRecord.h: streamsKvRows).
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
   const char *keys = "\"stream_kv\": true, \"stream_stage_bytes\": 16384, "
                      "\"stream_ring_bytes\": 81920, \"stream_in_flight_bytes\": 32768, "

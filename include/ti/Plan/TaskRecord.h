@@ -153,8 +153,18 @@ enum TaskFlags : uint16_t {
   kFlagTaggedIn1 = 1 << 5,   // Gemv: in[1], the residual, likewise.
   kFlagTaggedOut0 = 1 << 6,  // out[0] is written as tagged f32, with this step's tag.
   kFlagStreamKv = 1 << 7,    // Attention (Stream plans): the cached K/V rows come
-                             // through the weight stream (AttentionLayout.h: kvBlockRows).
+                             // through the weight stream in long mode (streamsKvRows).
 };
+
+/// Whether an attention task with these flags streams its cached K/V rows at a
+/// step (the producer and the consumers decide alike): with kFlagStreamKv, in
+/// long mode only, where each task has a chunk of the positions (AttentionLayout.h:
+/// kvBlockRows a block). In short mode one task a kv head takes every
+/// position, and the one-pass loop was faster there (the 1B at context 128:
+/// 0.90 against 0.94 ms, docs/PERFORMANCE.md, step 13).
+TI_HOST_DEVICE constexpr bool streamsKvRows(uint32_t flags, bool longMode) {
+  return (flags & kFlagStreamKv) && longMode;
+}
 constexpr uint16_t kTaggedFlags = kFlagTaggedIn0 | kFlagTaggedIn1 | kFlagTaggedOut0;
 constexpr uint16_t kKnownFlags =
     kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord | kTaggedFlags | kFlagStreamKv;

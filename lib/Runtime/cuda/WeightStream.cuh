@@ -318,8 +318,11 @@ private:
                          uint32_t wave) {
     const plan::HeadGeometry geo = t.geometry;
     const int32_t pos = kv_.startPos + step;
-    const plan::AttentionPositions range = plan::attentionPositions(
-        t.aux[1], geo.chunks, pos, uint32_t(pos + 1) > kv_.splitContext);
+    const bool longMode = uint32_t(pos + 1) > kv_.splitContext;
+    if (!plan::streamsKvRows(t.flags, longMode))
+      return true;
+    const plan::AttentionPositions range =
+        plan::attentionPositions(t.aux[1], geo.chunks, pos, longMode);
     const int32_t cachedEnd = range.cachedEnd(pos);
     if (range.begin >= cachedEnd)
       return true;

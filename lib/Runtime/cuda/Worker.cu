@@ -288,7 +288,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         if (runTasks)
           runTask(a, schedule.tasks[next], step, ws, scratch);
 #if TI_WORKER_STREAM
-        else if (schedule.tasks[next].flags & plan::kFlagStreamKv)
+        else if (plan::streamsKvRows(schedule.tasks[next].flags, step.longMode))
           skipStreamedKv(schedule.tasks[next], step, ws);
         else
           ws.skip(schedule.tasks[next]);
