@@ -15,9 +15,9 @@
 // turn, and keeps its own online softmax: no block barrier until the end
 // (docs/PERFORMANCE.md, step 12: six barriers and the shared maxima of the
 // block-wide form cost about 10 us a task). Per block:
-// 1. Scores (K stage). Lane l scores its positions: q_h against the K row, D
-//    products in order (the row's vectors from the lane's own rotation, so
-//    that the lanes read different banks), times the scale. The warp raises
+// 1. Scores (K stage). Lane l scores its positions: q_h against the K row,
+//    the row's vectors from the lane's own rotation (so that the lanes read
+//    different banks), two at a time into two sums, times the scale. The warp raises
 //    its running maximum m by the block's (shuffles), rescales its sums by
 //    exp(m_old - m), and writes the weights w = exp(s - m) to shared memory.
 // 2. Values (V stage). The warp's lanes take R = 32 / L positions at a time,
@@ -91,15 +91,68 @@ __device__ __forceinline__ void sharedVector(const float *row, uint32_t v, float
   out[4] = hi.x, out[5] = hi.y, out[6] = hi.z, out[7] = hi.w;
 }
 
+/// A block's rows as the consumers see them: rows [0, count) in a stage of
+/// the ring, then, if the block has one more, position pos's rotated key and
+/// value (floats in shared memory). Position pos takes separate code: as one
+/// row loader with a branch per vector, both loads ran for every row (ncu).
+struct KvBlock {
+  const uint8_t *stage; // K or V rows, rowBytes apart (null for no cached row).
+  uint32_t rowBytes, count;
+  const float *now; // Position pos's key (scores) or value (values).
+};
+
+/// q . row for a bf16 row of `vectors` 16-byte vectors (a power of two),
+/// from the lane's own rotation (p + n mod vectors: the lanes of a warp read
+/// different banks), two vectors at a time into two sums (their loads issued
+/// together: one vector at a time, each waited for its load).
+__device__ __forceinline__ float scoreStageRow(const float *q, const uint8_t *row,
+                                               uint32_t vectors, uint32_t p) {
+  const uint32_t mask = vectors - 1;
+  float acc[2] = {0, 0};
+#pragma unroll 1
+  for (uint32_t n = 0; n < vectors; n += 2) {
+    const uint32_t v[2] = {(p + n) & mask, (p + n + 1) & mask}; // The same for one vector.
+    float x[2][kVector];
+#pragma unroll
+    for (uint32_t i = 0; i < 2; ++i)
+      stageVector(row, v[i], x[i]);
+#pragma unroll
+    for (uint32_t i = 0; i < 2; ++i) {
+      if (i == 1 && vectors == 1)
+        break;
+      float y[kVector];
+      sharedVector(q, v[i], y);
+#pragma unroll
+      for (uint32_t e = 0; e < kVector; ++e)
+        acc[i] = fmaf(x[i][e], y[e], acc[i]);
+    }
+  }
+  return acc[0] + acc[1];
+}
+
+/// q . position pos's key (floats), vector by vector in order.
+__device__ __forceinline__ float scoreNow(const float *q, const float *key, uint32_t vectors) {
+  float acc = 0;
+#pragma unroll 1
+  for (uint32_t v = 0; v < vectors; ++v) {
+    float x[kVector], y[kVector];
+    sharedVector(key, v, x);
+    sharedVector(q, v, y);
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e)
+      acc = fmaf(x[e], y[e], acc);
+  }
+  return acc;
+}
+
 /// Step 1 of a block of `rows` positions for the warp's head: each lane
-/// scores its positions (q against the key, key(p, v, out) giving vector v of
-/// row p as floats), the warp raises its maximum by theirs (shuffles) and
-/// rescales its sums; the weights exp(s - m) go to weights[p] in shared
-/// memory (registers held across the V stage's wait made ptxas spill).
-template <typename Key>
+/// scores its positions (q against the key), the warp raises its maximum by
+/// theirs (shuffles) and rescales its sums; the weights exp(s - m) go to
+/// weights[p] in shared memory (registers held across the V stage's wait
+/// made ptxas spill).
 __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, float scale,
-                                          uint32_t rows, const HeadWarp &hw, WarpSoftmax &st,
-                                          float *weights, Key key) {
+                                          uint32_t rows, const KvBlock &block, const HeadWarp &hw,
+                                          WarpSoftmax &st, float *weights) {
   const uint32_t lane = laneId();
   float s[kMaxLaneRounds], top = kNegativeInfinity;
 #pragma unroll
@@ -108,26 +161,10 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
     s[k] = kNegativeInfinity;
     if (p >= rows)
       continue;
-    float acc = 0;
-    // The row's vectors from the lane's own rotation, so that the lanes read
-    // different banks (no division inside the loop).
-    uint32_t v = p % vectors;
-#pragma unroll 1
-    for (uint32_t n = 0; n < vectors; ++n, v = v + 1 == vectors ? 0 : v + 1) {
-      float x[kVector];
-      key(p, v, x);
-      const float4 lo = *reinterpret_cast<const float4 *>(q + v * kVector);
-      const float4 hi = *reinterpret_cast<const float4 *>(q + v * kVector + 4);
-      acc = fmaf(x[0], lo.x, acc);
-      acc = fmaf(x[1], lo.y, acc);
-      acc = fmaf(x[2], lo.z, acc);
-      acc = fmaf(x[3], lo.w, acc);
-      acc = fmaf(x[4], hi.x, acc);
-      acc = fmaf(x[5], hi.y, acc);
-      acc = fmaf(x[6], hi.z, acc);
-      acc = fmaf(x[7], hi.w, acc);
-    }
-    s[k] = scale * acc;
+    if (p < block.count)
+      s[k] = scale * scoreStageRow(q, block.stage + p * block.rowBytes, vectors, p);
+    else
+      s[k] = scale * scoreNow(q, block.now, vectors);
     top = fmaxf(top, s[k]);
   }
   top = fmaxf(st.m, warpReduce(top, MaxOp{}));
@@ -158,26 +195,35 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
 }
 
 /// Step 2: the warp's positions' values, weighted: lane l takes the
-/// positions l / L, + R, ... of each of the warp's 32-position groups
-/// (value(p, out) gives its vector of row p; weights[p] from step 1).
-template <typename Value>
-__device__ __forceinline__ void addValues(uint32_t rows, const HeadWarp &hw, WarpSoftmax &st,
-                                          const float *weights, Value value) {
+/// positions l / L, + R, ... of each of the warp's 32-position groups, its
+/// vector `mine` of each (weights[p] from step 1); position pos, the block's
+/// row `count` if it has one, after the cached rows of its group.
+__device__ __forceinline__ void addValues(uint32_t rows, const KvBlock &block, uint32_t mine,
+                                          const HeadWarp &hw, WarpSoftmax &st,
+                                          const float *weights) {
   const uint32_t sub = laneId() >> hw.rowShift, step = kWarpSize >> hw.rowShift;
+  auto add = [&](float w, const float (&x)[kVector]) {
+#pragma unroll
+    for (uint32_t i = 0; i < kVector; ++i)
+      st.sums[i] = fmaf(w, x[i], st.sums[i]);
+  };
 #pragma unroll
   for (uint32_t k = 0; k < kMaxLaneRounds; ++k) {
     const uint32_t first = hw.position(k, 0);
     if (first >= rows) // The same in the whole warp.
       break;
     const uint32_t n = min(rows - first, kWarpSize);
+    const uint32_t cached = block.count > first ? min(block.count - first, n) : 0u;
 #pragma unroll 2
-    for (uint32_t j = sub; j < n; j += step) {
-      const float w = weights[first + j];
+    for (uint32_t j = sub; j < cached; j += step) {
       float x[kVector];
-      value(first + j, x);
-#pragma unroll
-      for (uint32_t i = 0; i < kVector; ++i)
-        st.sums[i] = fmaf(w, x[i], st.sums[i]);
+      stageVector(block.stage + (first + j) * block.rowBytes, mine, x);
+      add(weights[first + j], x);
+    }
+    if (n > cached && (cached & (step - 1)) == sub) { // Row `count`: position pos.
+      float x[kVector];
+      sharedVector(block.now, mine, x);
+      add(weights[first + cached], x);
     }
   }
   warpBarrier(); // Every lane has read the weights the next block overwrites.
@@ -213,30 +259,18 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
     const uint32_t rows = count + (withNow ? 1u : 0u);
     ws.consume(kvBlockSegment(count, d), [&](uint32_t, uint32_t, const uint8_t *stage) {
       if (busy)
-        scoreRows(q, vectors, scale, rows, hw, st, weights,
-                  [&](uint32_t p, uint32_t v, float (&x)[kVector]) {
-                    if (p < count)
-                      stageVector(stage + p * rowBytes, v, x);
-                    else
-                      sharedVector(kNow, v, x);
-                  });
+        scoreRows(q, vectors, scale, rows, KvBlock{stage, rowBytes, count, kNow}, hw, st,
+                  weights);
     });
     ws.consume(kvBlockSegment(count, d), [&](uint32_t, uint32_t, const uint8_t *stage) {
       if (busy)
-        addValues(rows, hw, st, weights, [&](uint32_t p, float (&x)[kVector]) {
-          if (p < count)
-            stageVector(stage + p * rowBytes, mine, x);
-          else
-            sharedVector(vNow, mine, x);
-        });
+        addValues(rows, KvBlock{stage, rowBytes, count, vNow}, mine, hw, st, weights);
     });
     nowDone = nowDone || withNow;
   }
   if (hasNow && !nowDone && busy) { // Position pos alone.
-    scoreRows(q, vectors, scale, 1, hw, st, weights,
-              [&](uint32_t, uint32_t v, float (&x)[kVector]) { sharedVector(kNow, v, x); });
-    addValues(1, hw, st, weights,
-              [&](uint32_t, float (&x)[kVector]) { sharedVector(vNow, mine, x); });
+    scoreRows(q, vectors, scale, 1, KvBlock{nullptr, rowBytes, 0, kNow}, hw, st, weights);
+    addValues(1, KvBlock{nullptr, rowBytes, 0, vNow}, mine, hw, st, weights);
   }
   // Each warp's (sums, m, l) to shared memory, then the head's warps merged in
   // warp order: the chunk's partials (the sums over l) and stats (m, l).
