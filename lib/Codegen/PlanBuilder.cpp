@@ -118,6 +118,7 @@ bool PlanBuilder::modelInfo() {
     return false;
   }
   p.attention.splitContext = m.target.attentionSplitContext;
+  p.attention.streamKvContext = m.target.streamKv ? m.target.streamKvContext : 0;
   return true;
 }
 

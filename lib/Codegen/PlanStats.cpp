@@ -86,10 +86,14 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
             kvBlockRows(st.stageBytes, t.geometry.headDim, taskThreads(ExecutionModel::Stream));
         blockRows = blockRows == 0 || rows < blockRows ? rows : blockRows;
       }
-    if (streamedKv)
+    if (streamedKv) {
       os << "  streamed K/V rows: " << thousands(streamedKv)
          << " attention tasks, a stage of K then one of V for every " << blockRows
-         << " positions (stream_kv)\n";
+         << " positions (stream_kv)";
+      if (p.attention.streamKvContext)
+        os << ", at contexts above " << thousands(p.attention.streamKvContext);
+      os << "\n";
+    }
   }
   const WorkerSharedBytes shared = workerSharedBytes(p);
   os << "  shared memory per worker: " << thousands(shared.total()) << " bytes (ring "

@@ -182,7 +182,11 @@ void printHeader(const Plan &plan, std::ostream &os) {
   // not probed) says so.
   os << " fingerprint=" << (t.workerFingerprint.empty() ? "none" : t.workerFingerprint) << '\n';
 
-  os << "attention split_context=" << plan.attention.splitContext << '\n';
+  os << "attention split_context=" << plan.attention.splitContext;
+  // Only a plan whose attention streams K/V rows has a use for the second.
+  if (plan.attention.streamKvContext)
+    os << " stream_kv_context=" << plan.attention.streamKvContext;
+  os << '\n';
   // A Plain plan (the default) has no stream, and no line for it.
   if (const StreamConfig &st = plan.stream; st.model != ExecutionModel::Plain)
     os << "execution " << name(executionModelName(st.model)) << " stage_bytes=" << st.stageBytes

@@ -283,6 +283,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     }
     else if (key == "tag_chunked_attention") s = wantBool(t.tagChunkedAttention);
     else if (key == "stream_kv") s = wantBool(t.streamKv);
+    else if (key == "stream_kv_context") s = wantUInt(t.streamKvContext);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
     if (!s.ok())
       return s;
@@ -325,6 +326,7 @@ std::string ti::targetToJson(const Target &t) {
             {"ffn_form", ffnFormName(t.ffnForm)},
             {"hand_offs", handOffsName(t.handOffs)},
             {"tag_chunked_attention", t.tagChunkedAttention},
-            {"stream_kv", t.streamKv}};
+            {"stream_kv", t.streamKv},
+            {"stream_kv_context", t.streamKvContext}};
   return j.dump(2) + "\n";
 }

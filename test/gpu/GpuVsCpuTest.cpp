@@ -479,12 +479,16 @@ static bool everyAttentionStreamsKv(const plan::Plan &p) {
 // The cached K/V rows through the weight stream (kFlagStreamKv,
 // ops/AttentionStream.cuh, long mode): the tiny model across the split in 32 KB stages
 // (one block a chunk) and in 1 KB stages (32 rows of 32 bytes: a chunk of
-// several blocks from context 33 on), step by step and in one launch.
+// several blocks from context 33 on), and above a stream_kv_context, step by
+// step and in one launch.
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
   for (const char *keys :
        {"\"stream_kv\": true",
         "\"stream_kv\": true, \"stream_stage_bytes\": 1024, \"stream_ring_bytes\": 5120, "
-        "\"stream_in_flight_bytes\": 2048, \"stream_hand_off_in_flight_bytes\": 1024"}) {
+        "\"stream_in_flight_bytes\": 2048, \"stream_hand_off_in_flight_bytes\": 1024",
+        // Streamed from context 41 on: long-mode steps below it take the
+        // one-pass loop, and the producer skips their rows.
+        "\"stream_kv\": true, \"stream_kv_context\": 40"}) {
     SCOPED_TRACE(keys);
     auto lp = streamPlan("models/tiny.graph", "--max-context 256", keys);
     ASSERT_TRUE(lp);

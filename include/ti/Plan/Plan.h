@@ -59,6 +59,9 @@ struct TargetInfo {
 
 struct AttentionConfig {
   uint32_t splitContext = 0; // ctx above this runs in long (chunked) mode.
+  // kFlagStreamKv attention tasks stream their cached K/V rows from ctx above
+  // this (and above splitContext: TaskRecord.h, streamsKvRows).
+  uint32_t streamKvContext = 0;
 };
 
 /// A block of a checkpoint tensor: rows [rowBegin, rowEnd) x cols [colBegin,

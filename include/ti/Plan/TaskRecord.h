@@ -156,14 +156,20 @@ enum TaskFlags : uint16_t {
                              // through the weight stream in long mode (streamsKvRows).
 };
 
-/// Whether an attention task with these flags streams its cached K/V rows at a
-/// step (the producer and the consumers decide alike): with kFlagStreamKv, in
-/// long mode only, where each task has a chunk of the positions (AttentionLayout.h:
-/// kvBlockRows a block). In short mode one task a kv head takes every
-/// position, and the one-pass loop was faster there (the 1B at context 128:
-/// 0.90 against 0.94 ms, docs/PERFORMANCE.md, step 13).
-TI_HOST_DEVICE constexpr bool streamsKvRows(uint32_t flags, bool longMode) {
-  return (flags & kFlagStreamKv) && longMode;
+/// Whether a step of context `ctx` streams the cached K/V rows of attention
+/// tasks with kFlagStreamKv (the producer and the consumers decide alike): in
+/// long mode (ctx above the split context), where each task has a chunk of
+/// the positions (AttentionLayout.h: kvBlockRows a block), and above the
+/// plan's stream_kv_context: a streamed task's fixed cost (two stage waits)
+/// pays only for long chunks (the 1B at context 128, 8 positions a chunk:
+/// 0.935 against 0.900 ms; at 2,048: 0.971 against 1.020, docs/PERFORMANCE.md,
+/// step 13). The tasks without the flag use the one-pass loop at every step.
+TI_HOST_DEVICE constexpr bool streamsKvAt(uint32_t ctx, uint32_t splitContext,
+                                          uint32_t streamKvContext) {
+  return ctx > splitContext && ctx > streamKvContext;
+}
+TI_HOST_DEVICE constexpr bool streamsKvRows(uint32_t flags, bool streamKvStep) {
+  return (flags & kFlagStreamKv) && streamKvStep;
 }
 constexpr uint16_t kTaggedFlags = kFlagTaggedIn0 | kFlagTaggedIn1 | kFlagTaggedOut0;
 constexpr uint16_t kKnownFlags =

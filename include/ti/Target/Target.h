@@ -105,6 +105,10 @@ struct Target {
   /// consumers' own loads, which wait for HBM behind the ring's copies
   /// (docs/PERFORMANCE.md, step 11). Off until measured on the GPU.
   bool streamKv = false;
+  /// With streamKv: the rows stream only at contexts above this (and above the
+  /// split context), where a task's chunk is long enough to pay for its two
+  /// stage waits (TaskRecord.h: streamsKvAt); 0: in every long-mode step.
+  uint32_t streamKvContext = 0;
 
   plan::WorkerLimits workerLimits() const {
     return plan::WorkerLimits{threadsPerWorker, maxQueryHeadsPerKvHead, headDims,

@@ -189,6 +189,7 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.scheduleBytes = plan::scheduleBytes(p);
   args.maxContext = p.model.maxContext;
   args.splitContext = p.attention.splitContext;
+  args.streamKvContext = p.attention.streamKvContext;
   args.candidatesOffset = candidates->offset;
   args.candidateCount = static_cast<uint32_t>(candidates->bytes / sizeof(plan::Candidate));
   args.tokenSlotsOffset = slots->offset;

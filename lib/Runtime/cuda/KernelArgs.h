@@ -53,6 +53,7 @@ struct KernelArgs {
 
   uint32_t maxContext;   // Rows of every K/V cache (the workspaces' row length).
   uint32_t splitContext; // ctx above this is long mode.
+  uint32_t streamKvContext; // And above this, kFlagStreamKv tasks stream K/V rows.
 
   // SelectToken's operands (arena byte offsets) and the recording worker.
   uint64_t candidatesOffset;

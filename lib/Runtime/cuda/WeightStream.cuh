@@ -224,7 +224,7 @@ public:
   /// the arena (`kv`); the steps decode positions startPos, startPos + 1, ...
   struct KvCaches {
     const uint8_t *arena;
-    uint32_t maxContext, splitContext;
+    uint32_t maxContext, splitContext, streamKvContext;
     int32_t startPos;
   };
 
@@ -318,9 +318,11 @@ private:
                          uint32_t wave) {
     const plan::HeadGeometry geo = t.geometry;
     const int32_t pos = kv_.startPos + step;
-    const bool longMode = uint32_t(pos + 1) > kv_.splitContext;
-    if (!plan::streamsKvRows(t.flags, longMode))
+    const uint32_t ctx = uint32_t(pos + 1);
+    if (!plan::streamsKvRows(t.flags, plan::streamsKvAt(ctx, kv_.splitContext,
+                                                        kv_.streamKvContext)))
       return true;
+    const bool longMode = ctx > kv_.splitContext;
     const plan::AttentionPositions range =
         plan::attentionPositions(t.aux[1], geo.chunks, pos, longMode);
     const int32_t cachedEnd = range.cachedEnd(pos);

@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages, shared.stop,
                      shared.wave,
                      WeightProducer::KvCaches{a.arena, a.maxContext, a.splitContext,
-                                              a.launch.startPos})
+                                              a.streamKvContext, a.launch.startPos})
           .run(schedule.tasks, schedule.count, a.waveCount, a.launch.maxSteps);
     return;
   }
@@ -264,8 +264,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       break;
     trace.end(TraceKind::Select, s);
     // Readers wait for the tags only where the dependencies are kept.
-    const Step step{a.launch.startPos + s,
-                    static_cast<uint32_t>(a.launch.startPos + s + 1) > a.splitContext,
+    const uint32_t ctx = static_cast<uint32_t>(a.launch.startPos + s + 1);
+    const Step step{a.launch.startPos + s, ctx > a.splitContext,
+                    plan::streamsKvAt(ctx, a.splitContext, a.streamKvContext),
                     StepTag{plan::stepTag(a.tagBase, s), barriers}};
     uint32_t next = 0; // Into the schedule's tasks.
     bool closed = false; // The last barrier of the step was a grid barrier.
@@ -288,7 +289,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         if (runTasks)
           runTask(a, schedule.tasks[next], step, ws, scratch);
 #if TI_WORKER_STREAM
-        else if (plan::streamsKvRows(schedule.tasks[next].flags, step.longMode))
+        else if (plan::streamsKvRows(schedule.tasks[next].flags, step.streamKv))
           skipStreamedKv(schedule.tasks[next], step, ws);
         else
           ws.skip(schedule.tasks[next]);

@@ -265,7 +265,7 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
       row[i] = floatToBf16(kNow[i]);
   }
 #if TI_WORKER_STREAM
-  if (plan::streamsKvRows(t.flags, step.longMode)) {
+  if (plan::streamsKvRows(t.flags, step.streamKv)) {
     attendStreamed(at, step, scale, qs, kNow, vNow, layout, s.floats, ws);
     return;
   }

@@ -239,7 +239,7 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
   const int32_t cachedEnd = plan::AttentionPositions{at.jb, at.je}.cachedEnd(step.pos);
   const uint32_t parts = kWarps / group, lane = laneId();
   // L = d / 8 lanes a value row: a power of two up to 32 (the verifier's
-  // rule for stream_kv, plan::streamsKvRows).
+  // rule for stream_kv, plan::kvRowsStreamable).
   const uint32_t rowShift = __ffs(vectors) - 1;
   const HeadWarp hw{warpId() / parts, warpId() % parts, parts, rowShift};
   const bool busy = hw.busy(group);

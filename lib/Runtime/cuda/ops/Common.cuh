@@ -26,6 +26,7 @@ TI_WORKER_NAMESPACE_BEGIN
 struct Step {
   int32_t pos;   // The position decoded.
   bool longMode; // ctx = pos + 1 > the plan's split context.
+  bool streamKv; // kFlagStreamKv tasks stream their K/V rows (TaskRecord.h: streamsKvAt).
   StepTag tag;   // What its tagged values carry (Sync.cuh).
 };
 
