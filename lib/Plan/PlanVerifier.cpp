@@ -25,7 +25,9 @@
 // e. SelectToken: one per worker, all in wave 0, exactly one recording.
 //    Layers (if b and c hold): every task of one attention workspace has the
 //    same geometry, and the workspace is AttentionWorkspace's size; every K/V
-//    cache holds max context rows of its tasks' row width; a kFlagMergeChunks
+//    cache holds max context rows of its tasks' row width, and every task that
+//    reads or writes it has the same kv heads and head_dim (the caches are
+//    head-major, AttentionLayout.h: KvCacheLayout); a kFlagMergeChunks
 //    Gemv reads the partials of a workspace whose geometry it carries (all
 //    four fields; heads x head_dim columns).
 // f. Hazards (if all of the above hold), per mode over one step: the last
@@ -611,24 +613,37 @@ void Verifier::checkLayers() {
     return a.heads == b.heads && a.kvHeads == b.kvHeads && a.headDim == b.headDim &&
            a.chunks == b.chunks;
   };
-  // A cache read or written with rows of `rowBytes` must hold maxContext of them.
-  auto checkCache = [&](size_t i, const char *operand, uint64_t offset, uint32_t kvRows) {
+  // Each cache's heads: its first task's kv heads and head_dim (all must
+  // agree: a head-major cache's rows of one layout are scrambled in another).
+  std::map<int64_t, std::pair<HeadGeometry, size_t>> caches;
+  // A cache read or written with rows of `kvRows` values must hold maxContext
+  // of them, laid out by the same heads as every other task's access.
+  auto checkCache = [&](size_t i, const char *operand, uint64_t offset, const HeadGeometry &g) {
     int64_t home = homeOf(offset);
     if (home < 0)
       return; // The bounds check has said so.
     const Buffer &b = plan.buffers[home];
+    const uint32_t kvRows = g.kvRows();
     uint64_t want = uint64_t(plan.model.maxContext) * kvRows * kCacheBytes;
     if (b.bytes != want)
       error(describe(i) + " " + operand + ": cache '" + b.name + "' has " + num(b.bytes) +
             " bytes, but " + num(plan.model.maxContext) + " rows of its " + num(kvRows) +
             " values take " + num(want));
+    auto [it, first] = caches.try_emplace(home, g, i);
+    const HeadGeometry &theirs = it->second.first;
+    if (!first && (theirs.kvHeads != g.kvHeads || theirs.headDim != g.headDim))
+      error(describe(i) + " " + operand + " and " + describe(it->second.second) +
+            " lay out cache '" + b.name + "' by different heads (" + num(g.kvHeads) +
+            " kv heads of dim " + num(g.headDim) + "; " + num(theirs.kvHeads) + " of dim " +
+            num(theirs.headDim) + ")");
   };
   for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {
     const TaskRecord &t = plan.tasks[i];
     const auto op = static_cast<Opcode>(t.opcode);
     if (op == Opcode::Attention) {
-      checkCache(i, "in[1]", t.in[1], t.geometry.kvRows());
-      checkCache(i, "in[2]", t.in[2], t.geometry.kvRows());
+      checkCache(i, "in[1]", t.in[1], t.geometry);
+      checkCache(i, "in[2]", t.in[2], t.geometry);
+      checkCache(i, "out[1]", t.out[1], t.geometry);
       int64_t home = homeOf(t.out[0]);
       if (home < 0)
         continue;
@@ -647,7 +662,7 @@ void Verifier::checkLayers() {
               b.name + "' with different geometry (" + geometryText(t.geometry) + "; " +
               geometryText(it->second.first) + ")");
     } else if (op == Opcode::Gemv && (t.flags & kFlagVCache)) {
-      checkCache(i, "out[1]", t.out[1], t.geometry.kvRows());
+      checkCache(i, "out[1]", t.out[1], t.geometry);
     }
   }
   for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {

@@ -618,6 +618,26 @@ TEST(PlanVerifierTest, ACacheHoldsMaxContextRowsOfItsWidth) {
   EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0), "in[2]: cache 'v_cache0'"}));
 }
 
+TEST(PlanVerifierTest, EveryTaskLaysOutACacheByTheSameHeads) {
+  // The caches are head-major: the V rows written as 2 kv heads of dim 4 fill
+  // the same bytes as 1 of dim 8, in an order the attention would misread.
+  Plan p = tinyPlan();
+  size_t writer = findTask(p, Opcode::Gemv, 3);
+  ASSERT_TRUE(p.tasks[writer].flags & kFlagVCache);
+  p.tasks[writer].geometry.kvHeads = 2;
+  p.tasks[writer].geometry.headDim = 4;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 3), "lay out cache 'v_cache0' by different "
+                                                      "heads"}));
+  EXPECT_TRUE(hasError(p, {"(2 kv heads of dim 4; 1 of dim 8)"}) ||
+              hasError(p, {"(1 kv heads of dim 8; 2 of dim 4)"}));
+  // The K cache that one attention task reads and writes: the others' heads.
+  p = tinyPlan();
+  taskOf(p, Opcode::Attention, 1).geometry.kvHeads = 2;
+  taskOf(p, Opcode::Attention, 1).geometry.headDim = 4;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 1), "lay out cache 'k_cache0' by "
+                                                           "different heads"}));
+}
+
 TEST(PlanVerifierTest, EndTokens) {
   Plan p = tinyPlan();
   p.model.eos = {1, 2, 3, 4, 5, 6, 7, 8};
