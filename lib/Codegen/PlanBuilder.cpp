@@ -118,7 +118,6 @@ bool PlanBuilder::modelInfo() {
     return false;
   }
   p.attention.splitContext = m.target.attentionSplitContext;
-  p.attention.streamKvContext = m.target.streamKv ? m.target.streamKvContext : 0;
   return true;
 }
 
@@ -317,6 +316,11 @@ std::optional<plan::Plan> PlanBuilder::build() {
                    [](const plan::TaskRecord &a, const plan::TaskRecord &b) {
                      return a.worker != b.worker ? a.worker < b.worker : a.wave < b.wave;
                    });
+  // The context from which K/V rows stream: only in a plan whose attention
+  // streams them (a plain plan, or stages too small for a block, have none).
+  if (std::any_of(p.tasks.begin(), p.tasks.end(),
+                  [](const plan::TaskRecord &r) { return r.flags & plan::kFlagStreamKv; }))
+    p.attention.streamKvContext = t.streamKvContext;
   if (!fitsTheWorker())
     return std::nullopt;
   return std::move(p);
