@@ -477,10 +477,12 @@ static bool everyAttentionStreamsKv(const plan::Plan &p) {
 }
 
 // The cached K/V rows through the weight stream (kFlagStreamKv,
-// ops/AttentionStream.cuh, long mode): the tiny model across the split in 32 KB stages
-// (one block a chunk) and in 1 KB stages (32 rows of 32 bytes: a chunk of
-// several blocks from context 33 on), and above a stream_kv_context, step by
-// step and in one launch.
+// ops/AttentionStream.cuh, long mode): the tiny model across the split (16:
+// 16 chunks of at most 16 positions to context 256, so one block a chunk,
+// position pos folded into it) in 32 KB and in 1 KB stages (32 rows of 32
+// bytes), and above a stream_kv_context, step by step and in one launch.
+// Chunks of several blocks and position pos as a block of its own: the 1B's
+// test below.
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
   for (const char *keys :
        {"\"stream_kv\": true",
