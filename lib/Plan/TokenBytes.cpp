@@ -63,7 +63,8 @@ TokenBytes tokenBytes(const Plan &p) {
 }
 
 uint64_t kvCacheBytes(const Plan &p, uint64_t positions) {
-  // Every cache holds maxContext rows; a position is one row of each.
+  // Every cache holds maxContext positions of its kv heads' rows (head-major:
+  // AttentionLayout.h, KvCacheLayout); a position is kvRows values of each.
   uint64_t cacheBytes = 0;
   for (const Buffer &b : p.buffers)
     if (b.kind == BufferKind::KCache || b.kind == BufferKind::VCache)

@@ -13,6 +13,11 @@
 // The partials come first, so that the projection's in[0] is the workspace's
 // start and the chunks' statistics follow its C * heads * headDim inputs.
 //
+// Also here: the K/V caches' layout (KvCacheLayout, head-major, offsets in
+// bf16 elements), a long-mode task's positions (attentionPositions), and the
+// blocks in which a kFlagStreamKv task's cached rows go through the weight
+// stream (kvBlockRows).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TI_PLAN_ATTENTIONLAYOUT_H
 #define TI_PLAN_ATTENTIONLAYOUT_H
@@ -94,7 +99,7 @@ TI_HOST_DEVICE constexpr AttentionPositions attentionPositions(uint32_t chunk, u
 
 /// Whether the streamed attention's value pass can take rows of this head
 /// dimension: headDim / 8 lanes share a row, one 16-byte vector each, so
-/// headDim is 8 times a power of two up to 32 (8, 16, ..., 256).
+/// headDim / 8 is a power of two up to 32 (headDim 8, 16, 32, 64, 128, 256).
 TI_HOST_DEVICE constexpr bool kvRowsStreamable(uint32_t headDim) {
   const uint32_t lanes = headDim / 8;
   return headDim % 8 == 0 && lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0;

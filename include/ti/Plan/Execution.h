@@ -9,13 +9,16 @@
 //           worker's weight bytes for the whole step, in task order, into a
 //           shared-memory ring with the bulk-copy engine, and keeps running
 //           ahead across tasks, waves and steps; it waits only for a free
-//           stage. The consumer warps compute from the ring and release
-//           each stage.
+//           stage (and, before the K/V rows of a step, until its consumers
+//           have begun that step). The consumer warps compute from the ring
+//           and release each stage.
 //
 // The stream of a task is its weight slice cut into segments of equal rows
 // (streamSegments): one for a Gemv or an LmHead (its rows of K), two for a
 // GateUp (its gate rows, then its up rows), three for an FfnPartial (its gate
-// rows, up rows and down columns, each of H). A stage
+// rows, up rows and down columns, each of H); none for an Attention, whose
+// cached K/V rows, with kFlagStreamKv, follow the step's position instead
+// (AttentionLayout.h: kvBlockRows; TaskRecord.h: streamsKvAt). A stage
 // holds whole rows of one segment: rowsPerStage of them, the segment's last
 // stage the rest. The producer and the consumers walk the same sequence, so
 // they agree on every stage without telling each other more than "full" and

@@ -60,7 +60,7 @@ struct TargetInfo {
 struct AttentionConfig {
   uint32_t splitContext = 0; // ctx above this runs in long (chunked) mode.
   // kFlagStreamKv attention tasks stream their cached K/V rows from ctx above
-  // this (and above splitContext: TaskRecord.h, streamsKvRows).
+  // this (and above splitContext: TaskRecord.h, streamsKvAt).
   uint32_t streamKvContext = 0;
 };
 

@@ -9,6 +9,7 @@
 //   GateUp           x'[K] | gate[n] (the gate rows' dot products)
 //   FfnPartial       x'[H] | act[n] | down partials[G][H] (G > 1)
 //   Attention        q'[group * D] | k'[D] | v[D] | states[warps][heads a lane][D + 2]
+//                    | weights[group][threads] (Stream plans: the streamed form's)
 //   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
 //
 // and then, in a Stream plan whose rows are cut into parts (Execution.h:

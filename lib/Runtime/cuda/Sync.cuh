@@ -35,9 +35,10 @@
 // The copy's completion makes its bytes visible to the threads that observe
 // the phase complete; a consumer's arrive orders its reads of the stage
 // before the producer's next copy into it (both at CTA scope). The consumers
-// tell the producer two things through words in shared memory, neither of
-// which orders memory: that the launch has stopped (ConsumerSignal), and
-// which wave of the launch they run (ConsumerWave).
+// tell the producer two things through words in shared memory: that the
+// launch has stopped (ConsumerSignal, which orders nothing), and which wave
+// of the launch they run (ConsumerWave, a release / acquire pair: the K/V
+// rows the producer copies were stored before the step the wave names).
 //
 // Tagged values (ti/Plan/Tagged.h) hand a wave's outputs to later waves
 // without a grid barrier: the writer stores each (value, tag) pair with one
@@ -160,7 +161,8 @@ private:
 };
 
 /// The wave of the launch the consumers run, step * waves + wave (one thread
-/// publishes it as each wave begins, after the barrier before it): the
+/// publishes it as each wave begins, after the barrier before it, or after a
+/// tagged hand-off once the wave's inputs are here: WeightStream::inputsReady): the
 /// producer starts at most the plan's hand-off copies for a later wave, so
 /// that an SM's copies in flight, which delay its own stores, barrier
 /// arrival and polls, are few while its consumers finish a wave and hand

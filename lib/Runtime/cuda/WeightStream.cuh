@@ -1,6 +1,8 @@
 //===- WeightStream.cuh - How ops read weight bytes -------------*- CUDA -*-===//
 //
-// The one interface through which tasks read the weights data.
+// The one interface through which tasks read the weights data, and in the
+// Stream worker the ring through which attention tasks with kFlagStreamKv
+// also read their cached K/V rows (from the arena: WeightProducer::fillKv).
 //
 // Random access by byte offset (both models): each load issued by the thread
 // that uses it. The Plain worker reads everything this way; the Stream worker
@@ -11,7 +13,8 @@
 // WeightProducer copies every streamed segment of the worker's tasks, step
 // after step, into the next free stage; the consumers' WeightStream::consume
 // walks the same segments stage by stage in the same order, so both sides
-// agree on every stage from the plan alone.
+// agree on every stage from the plan and the step's position alone (a
+// streamed attention task's K/V blocks depend on it: AttentionStream.cuh).
 //
 // The contract an op keeps:
 //   - beginTask(t) before its first load of task t, endTask() after its last

@@ -21,8 +21,8 @@
 //    its running maximum m by the block's (shuffles), rescales its sums by
 //    exp(m_old - m), and writes the weights w = exp(s - m) to shared memory.
 // 2. Values (V stage). The warp's lanes take R = 32 / L positions at a time,
-//    L = D/8 lanes a position, lane l the 16-byte vector l mod L of position
-//    l / L's value row: w * V[j][8c .. 8c + 8) into its eight sums. (A lane
+//    L = D/8 lanes a position, lane l the 16-byte vector c = l mod L of
+//    position l / L's value row: w * V[j][8c .. 8c + 8) into its eight sums. (A lane
 //    a position's D/32 dimensions took a warp-wide step of about 30
 //    instructions a position: 85% of the task, ncu in docs/PERFORMANCE.md,
 //    step 13.)
@@ -49,9 +49,13 @@ __device__ __forceinline__ plan::StreamSegment kvBlockSegment(uint32_t rows, uin
   return plan::StreamSegment{0, rows, headDim * 2};
 }
 
-/// A lane's positions in one block: blocks of at most kThreads positions over
-/// at least kWarps / kMaxGroup warps a head.
+/// A lane's positions in one block: blocks of at most kThreads positions
+/// (kvBlockRows) over at least kWarps / kMaxGroup warps a head (the verifier's
+/// max_query_heads_per_kv_head is kMaxGroup).
 constexpr uint32_t kMaxLaneRounds = kThreads / kWarpSize / (kWarps / kMaxGroup);
+static_assert(kWarps % kMaxGroup == 0 &&
+                  kMaxLaneRounds * (kWarps / kMaxGroup) * kWarpSize >= kThreads,
+              "a head's warps cover a block of kThreads positions");
 
 /// Where a warp works: its head of the group (the heads past the group's have
 /// none), and which of the head's warps it is.

@@ -10,8 +10,8 @@
 // 3. Lane 0 writes y[i] (+ residual[i], kFlagResidual; either may be tagged,
 //    Common.cuh: F32In, F32Out) and, for rows >= aux[1] with kFlagVCache,
 //    bf16(y[i]) to row pos of the V cache (AttentionLayout.h: KvCacheLayout).
-//    The task's row j
-//    is warp j mod kWarps's in both workers, so before step 1 lane l of warp w
+//    The task's row j is warp j mod kWarps's in both workers, so before step
+//    1 lane l of warp w
 //    loads the residual of the warp's row w + l*kWarps: loaded after the dot,
 //    it was a dependent round trip at the end of every task.
 //
