@@ -223,9 +223,11 @@ private:
 /// (the block's shared memory must outlive them).
 class WeightProducer {
 public:
-  /// The K/V caches' rows that kFlagStreamKv attention tasks stream lie in
-  /// the arena (`kv`); the steps decode positions startPos, startPos + 1, ...
-  struct KvCaches {
+  /// What the producer needs to stream kFlagStreamKv attention tasks' K/V
+  /// rows: the arena that holds the caches, their rows, the contexts that
+  /// decide which steps stream (TaskRecord.h: streamsKvAt), and the launch's
+  /// first position (the steps decode startPos, startPos + 1, ...).
+  struct KvStreamArgs {
     const uint8_t *arena;
     uint32_t maxContext, splitContext, streamKvContext;
     int32_t startPos;
@@ -233,7 +235,7 @@ public:
 
   __device__ WeightProducer(const uint8_t *weights, const Ring &ring, uint32_t inFlight,
                             uint32_t handOffInFlight, ConsumerSignal &stop,
-                            ConsumerWave &consumerWave, const KvCaches &kv)
+                            ConsumerWave &consumerWave, const KvStreamArgs &kv)
       : base_(weights), ring_(ring), inFlight_(inFlight), handOffInFlight_(handOffInFlight),
         stop_(stop), consumerWave_(consumerWave), kv_(kv) {}
 
@@ -331,7 +333,7 @@ private:
     const int32_t cachedEnd = range.cachedEnd(pos);
     if (range.begin >= cachedEnd)
       return true;
-    const uint32_t rows = plan::kvBlockRows(ring_.stageBytes, geo.headDim, kThreads);
+    const uint32_t blockRows = plan::kvBlockRows(ring_.stageBytes, geo.headDim, kThreads);
     const uint32_t rowBytes = 2u * geo.headDim;
     const uint64_t head = 2 * plan::KvCacheLayout::of(geo, kv_.maxContext).row(0, t.aux[0]);
     while (!reached(uint32_t(step) * waves)) {
@@ -340,8 +342,8 @@ private:
       __nanosleep(kPausePollNanoseconds);
     }
     fenceGenericBeforeBulkCopies();
-    for (int32_t base = range.begin; base < cachedEnd; base += int32_t(rows)) {
-      const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(rows)));
+    for (int32_t base = range.begin; base < cachedEnd; base += int32_t(blockRows)) {
+      const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(blockRows)));
       const uint64_t at = head + uint64_t(base) * rowBytes;
       if (!fillFrom(kv_.arena, plan::StreamSegment{t.in[1] + at, count, rowBytes}, wave) ||
           !fillFrom(kv_.arena, plan::StreamSegment{t.in[2] + at, count, rowBytes}, wave))
@@ -383,7 +385,7 @@ private:
   uint32_t inFlight_, handOffInFlight_;
   ConsumerSignal &stop_;
   ConsumerWave &consumerWave_;
-  KvCaches kv_;
+  KvStreamArgs kv_;
   uint32_t reached_ = 0; // The consumers' launch wave, as last read.
   RingPosition at_;
   uint64_t issued_ = 0;

@@ -205,7 +205,7 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
 __device__ __forceinline__ void addValues(uint32_t rows, const KvBlock &block, uint32_t mine,
                                           const HeadWarp &hw, WarpSoftmax &st,
                                           const float *weights) {
-  const uint32_t sub = laneId() >> hw.rowShift, step = kWarpSize >> hw.rowShift;
+  const uint32_t sub = laneId() >> hw.rowShift, rowsAPass = kWarpSize >> hw.rowShift;
   auto add = [&](float w, const float (&x)[kVector]) {
 #pragma unroll
     for (uint32_t i = 0; i < kVector; ++i)
@@ -219,12 +219,12 @@ __device__ __forceinline__ void addValues(uint32_t rows, const KvBlock &block, u
     const uint32_t n = min(rows - first, kWarpSize);
     const uint32_t cached = block.count > first ? min(block.count - first, n) : 0u;
 #pragma unroll 2
-    for (uint32_t j = sub; j < cached; j += step) {
+    for (uint32_t j = sub; j < cached; j += rowsAPass) {
       float x[kVector];
       stageVector(block.stage + (first + j) * block.rowBytes, mine, x);
       add(weights[first + j], x);
     }
-    if (n > cached && (cached & (step - 1)) == sub) { // Row `count`: position pos.
+    if (n > cached && (cached & (rowsAPass - 1)) == sub) { // Row `count`: position pos.
       float x[kVector];
       sharedVector(block.now, mine, x);
       add(weights[first + cached], x);
@@ -239,7 +239,7 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
                                const float *qs, const float *kNow, const float *vNow,
                                const AttentionLayout &layout, float *shared, WeightStream &ws) {
   const uint32_t d = at.geo.headDim, group = at.group, rowBytes = d * 2, vectors = d / kVector;
-  const uint32_t positions = plan::kvBlockRows(ws.stageBytes(), d, kThreads);
+  const uint32_t blockRows = plan::kvBlockRows(ws.stageBytes(), d, kThreads);
   const int32_t cachedEnd = plan::AttentionPositions{at.jb, at.je}.cachedEnd(step.pos);
   const uint32_t parts = kWarps / group, lane = laneId();
   // L = d / 8 lanes a value row: a power of two up to 32 (the verifier's
@@ -251,15 +251,15 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
   const float *q = qs + (busy ? hw.head : 0) * d;
   WarpSoftmax st;
   // The head's weights of a block, position by position ([group][P]).
-  float *weights = shared + layout.weightsAt + (busy ? hw.head : 0) * positions;
+  float *weights = shared + layout.weightsAt + (busy ? hw.head : 0) * blockRows;
   // Position pos joins the last block where it has room (a chunk of at most
   // P positions is one block), else it is a block of its own.
   const bool hasNow = at.je > step.pos;
   bool nowDone = false;
 #pragma unroll 1
-  for (int32_t base = at.jb; base < cachedEnd; base += int32_t(positions)) {
-    const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(positions)));
-    const bool withNow = hasNow && base + int32_t(count) == cachedEnd && count < positions;
+  for (int32_t base = at.jb; base < cachedEnd; base += int32_t(blockRows)) {
+    const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(blockRows)));
+    const bool withNow = hasNow && base + int32_t(count) == cachedEnd && count < blockRows;
     const uint32_t rows = count + (withNow ? 1u : 0u);
     ws.consume(kvBlockSegment(count, d), [&](uint32_t, uint32_t, const uint8_t *stage) {
       if (busy)
@@ -326,10 +326,10 @@ __device__ void skipStreamedKv(const plan::TaskRecord &t, const Step &step, Weig
   const plan::HeadGeometry geo = t.geometry;
   const plan::AttentionPositions range =
       plan::attentionPositions(t.aux[1], geo.chunks, step.pos, step.longMode);
-  const uint32_t positions = plan::kvBlockRows(ws.stageBytes(), geo.headDim, kThreads);
+  const uint32_t blockRows = plan::kvBlockRows(ws.stageBytes(), geo.headDim, kThreads);
   const int32_t cachedEnd = range.cachedEnd(step.pos);
-  for (int32_t base = range.begin; base < cachedEnd; base += int32_t(positions)) {
-    const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(positions)));
+  for (int32_t base = range.begin; base < cachedEnd; base += int32_t(blockRows)) {
+    const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(blockRows)));
     for (uint32_t k = 0; k < 2; ++k)
       ws.consume(kvBlockSegment(count, geo.headDim), [](uint32_t, uint32_t, const uint8_t *) {});
   }
