@@ -33,6 +33,10 @@
 //    order through shared memory: partials[c][h] = sum / l, stats[c][h] =
 //    (m, l).
 //
+// In the Stream worker a task with kFlagStreamKv, at a step that streams
+// (TaskRecord.h: streamsKvAt), replaces steps 2 and 3 by AttentionStream.cuh:
+// its cached rows come through the weight stream instead of its own loads.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_ATTENTION_CUH
 #define TI_LIB_RUNTIME_CUDA_OPS_ATTENTION_CUH
@@ -114,7 +118,7 @@ __device__ void attendChunk(const AttentionTask &at, const Step &step, float sca
     // The queries from shared memory at each use: in registers they would
     // spill the Plain worker's 64.
     const float *q = qs + set * perLane * d + lane * kVector;
-    const uint64_t row = d; // KvCacheLayout::positionStride().
+    const uint64_t row = at.positionStride;
     const uint16_t *kCache = at.kCache + lane * kVector;
     const uint16_t *vCache = at.vCache + lane * kVector;
     // Slot u holds the cache rows of the group's position u of each round:
@@ -260,7 +264,7 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
   blockBarrier();
   ws.inputsReady();
   if (at.chunk == 0) {
-    uint16_t *row = at.kOut + uint64_t(step.pos) * d;
+    uint16_t *row = at.kOut + uint64_t(step.pos) * at.positionStride;
     for (uint32_t i = threadIdx.x; i < d; i += kThreads)
       row[i] = floatToBf16(kNow[i]);
   }

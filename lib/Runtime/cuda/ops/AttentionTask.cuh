@@ -26,10 +26,11 @@ struct AttentionTask {
   F32Out workspace; // out[0].
   F32In qkv;        // in[0]: the stacked q|k|v of the position.
   // Kv head g's rows (position 0) of in[1], in[2] and out[1] (the K cache
-  // again); a position's row is geo.headDim elements past the one before
+  // again); a position's row is positionStride elements past the one before
   // (AttentionLayout.h: KvCacheLayout).
   const uint16_t *kCache, *vCache;
   uint16_t *kOut;
+  uint32_t positionStride;
   const float *params; // The softmax scale, then the RoPE inverse frequencies.
 
   __device__ uint32_t lanes() const { return geo.headDim / kVector; } // Per position.
@@ -44,7 +45,8 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
   const uint32_t chunk = t.aux[1];
   const plan::AttentionPositions positions =
       plan::attentionPositions(chunk, geo.chunks, step.pos, step.longMode);
-  const uint64_t head = plan::KvCacheLayout::of(geo, a.maxContext).row(0, t.aux[0]);
+  const plan::KvCacheLayout cache = plan::KvCacheLayout::of(geo, a.maxContext);
+  const uint64_t head = cache.row(0, t.aux[0]);
   return AttentionTask{geo,
                        t.aux[0],
                        chunk,
@@ -57,6 +59,7 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
                        arenaBf16(a, t.in[1]) + head,
                        arenaBf16(a, t.in[2]) + head,
                        arenaBf16(a, t.out[1]) + head,
+                       cache.positionStride(),
                        a.params + t.param};
 }
 
