@@ -279,7 +279,8 @@ void Verifier::checkTask(size_t index) {
            : !kvRowsStreamable(t.geometry.headDim)
                ? "its head_dim " + num(t.geometry.headDim) +
                      " is not 8, 16, 32, 64, 128 or 256 (the streamed value pass)"
-               : "a stage of " + num(plan.stream.stageBytes) + " bytes holds fewer than 32 rows of " +
+               : "a stage of " + num(plan.stream.stageBytes) +
+                     " bytes holds fewer than 32 rows of " +
                      num(uint32_t(t.geometry.headDim) * 2) + " bytes"));
 
   // The fields each opcode reads (TaskRecord.h); kNone there is a broken task.

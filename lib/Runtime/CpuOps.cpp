@@ -314,7 +314,8 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
     for (uint32_t i = 0; i < s.headDim; ++i)
       cacheRow[i] = floatToBf16(kNow[i]);
   }
-  const plan::AttentionPositions positions = plan::attentionPositions(s.chunk, s.chunks, c.pos, c.longMode);
+  const plan::AttentionPositions positions =
+      plan::attentionPositions(s.chunk, s.chunks, c.pos, c.longMode);
   const int32_t jb = positions.begin, je = positions.end;
   const F32Operand ws = out0(c, t);
   std::vector<float> scores(je - jb), weights(je - jb), out(s.headDim);

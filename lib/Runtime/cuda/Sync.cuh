@@ -162,8 +162,8 @@ private:
 
 /// The wave of the launch the consumers run, step * waves + wave (one thread
 /// publishes it as each wave begins, after the barrier before it, or after a
-/// tagged hand-off once the wave's inputs are here: WeightStream::inputsReady): the
-/// producer starts at most the plan's hand-off copies for a later wave, so
+/// tagged hand-off once the wave's inputs are here: WeightStream::inputsReady):
+/// the producer starts at most the plan's hand-off copies for a later wave, so
 /// that an SM's copies in flight, which delay its own stores, barrier
 /// arrival and polls, are few while its consumers finish a wave and hand
 /// off. The publication releases what the publishing thread has seen (at a

@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages, shared.stop,
                      shared.wave,
                      WeightProducer::KvStreamArgs{a.arena, a.maxContext, a.splitContext,
-                                              a.streamKvContext, a.launch.startPos})
+                                                  a.streamKvContext, a.launch.startPos})
           .run(schedule.tasks, schedule.count, a.waveCount, a.launch.maxSteps);
     return;
   }

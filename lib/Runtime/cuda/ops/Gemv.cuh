@@ -11,9 +11,9 @@
 //    Common.cuh: F32In, F32Out) and, for rows >= aux[1] with kFlagVCache,
 //    bf16(y[i]) to row pos of the V cache (AttentionLayout.h: KvCacheLayout).
 //    The task's row j is warp j mod kWarps's in both workers, so before step
-//    1 lane l of warp w
-//    loads the residual of the warp's row w + l*kWarps: loaded after the dot,
-//    it was a dependent round trip at the end of every task.
+//    1 lane l of warp w loads the residual of the warp's row w + l*kWarps:
+//    loaded after the dot, it was a dependent round trip at the end of every
+//    task.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_GEMV_CUH
