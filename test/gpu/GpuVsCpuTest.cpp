@@ -523,6 +523,23 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
   expectStepsMatchTheCpu(shortMode, 200, 0, 2e-3);
 }
 
+// Every head_dim and group the streamed attention takes: mixed-layers' (dims
+// 16, 32, 8; groups 2, 1, 4) and kv-dims' (128 with Llama 3.1 8B's group of
+// 4, 256 with a group of 3, 64 with one query head a kv head), in two chunks
+// of up to 150 positions (blocks of 256, 128 and 64 positions by head_dim:
+// several a chunk, position pos a block of its own at context 257).
+TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsOfEveryHeadDim) {
+  splitContext = 2;
+  for (const char *graph :
+       {"test/models/Inputs/mixed-layers.graph", "test/models/Inputs/kv-dims.graph"}) {
+    SCOPED_TRACE(graph);
+    auto lp = streamPlan(graph, "--max-context 512", "\"stream_kv\": true");
+    ASSERT_TRUE(lp);
+    ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
+    expectStepsMatchTheCpu(lp, 300, 4);
+  }
+}
+
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithFfnRowsWiderThanTheThreads) {
   // Llama 3.2 3B's shape in the partials form: a down row of hidden 3,072 is
   // 384 vectors for 256 consumer threads, so each thread covers its vector
