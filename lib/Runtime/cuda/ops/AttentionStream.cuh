@@ -17,7 +17,8 @@
 // block-wide form cost about 10 us a task). Per block:
 // 1. Scores (K stage). Lane l scores its positions: q_h against the K row,
 //    the row's vectors from the lane's own rotation (so that the lanes read
-//    different banks), two at a time into two sums, times the scale. The warp raises
+//    different banks), two at a time into two sums, two of its positions at
+//    once (one q load for both), times the scale. The warp raises
 //    its running maximum m by the block's (shuffles), rescales its sums by
 //    exp(m_old - m), and writes the weights w = exp(s - m) to shared memory.
 // 2. Values (V stage). The warp's lanes take R = 32 / L positions at a time,
@@ -105,21 +106,27 @@ struct KvBlock {
   const float *now; // Position pos's key (scores) or value (values).
 };
 
-/// q . row for a bf16 row of `vectors` 16-byte vectors (a power of two),
-/// from the lane's own rotation (p + n mod vectors: the lanes of a warp read
-/// different banks), two vectors at a time into two sums (their loads issued
-/// together: one vector at a time, each waited for its load).
-__device__ __forceinline__ float scoreStageRow(const float *q, const uint8_t *row,
-                                               uint32_t vectors, uint32_t p) {
+/// q . row for kRows bf16 rows of `vectors` 16-byte vectors (a power of two)
+/// at once, from the lane's own rotation (p + n mod vectors: the lanes of a
+/// warp read different banks; rows a multiple of `vectors` positions apart
+/// share it, and their q loads), two vectors at a time into two sums a row
+/// (their loads issued together: one vector at a time, each waited for its
+/// load). Each row's sums are those of kRows = 1, bit for bit.
+template <uint32_t kRows>
+__device__ __forceinline__ void scoreStageRows(const float *q, const uint8_t *const (&rows)[kRows],
+                                               uint32_t vectors, uint32_t p,
+                                               float (&out)[kRows]) {
   const uint32_t mask = vectors - 1;
-  float acc[2] = {0, 0};
+  float acc[kRows][2] = {};
 #pragma unroll 1
   for (uint32_t n = 0; n < vectors; n += 2) {
     const uint32_t v[2] = {(p + n) & mask, (p + n + 1) & mask}; // The same for one vector.
-    float x[2][kVector];
+    float x[kRows][2][kVector];
 #pragma unroll
-    for (uint32_t i = 0; i < 2; ++i)
-      stageVector(row, v[i], x[i]);
+    for (uint32_t r = 0; r < kRows; ++r)
+#pragma unroll
+      for (uint32_t i = 0; i < 2; ++i)
+        stageVector(rows[r], v[i], x[r][i]);
 #pragma unroll
     for (uint32_t i = 0; i < 2; ++i) {
       if (i == 1 && vectors == 1)
@@ -127,11 +134,15 @@ __device__ __forceinline__ float scoreStageRow(const float *q, const uint8_t *ro
       float y[kVector];
       sharedVector(q, v[i], y);
 #pragma unroll
-      for (uint32_t e = 0; e < kVector; ++e)
-        acc[i] = fmaf(x[i][e], y[e], acc[i]);
+      for (uint32_t r = 0; r < kRows; ++r)
+#pragma unroll
+        for (uint32_t e = 0; e < kVector; ++e)
+          acc[r][i] = fmaf(x[r][i][e], y[e], acc[r][i]);
     }
   }
-  return acc[0] + acc[1];
+#pragma unroll
+  for (uint32_t r = 0; r < kRows; ++r)
+    out[r] = acc[r][0] + acc[r][1];
 }
 
 /// q . position pos's key (floats), vector by vector in order.
@@ -159,17 +170,39 @@ __device__ __forceinline__ void scoreRows(const float *q, uint32_t vectors, floa
                                           WarpSoftmax &st, float *weights) {
   const uint32_t lane = laneId();
   float s[kMaxLaneRounds], top = kNegativeInfinity;
+  static_assert(kMaxLaneRounds % 2 == 0, "rounds in pairs");
 #pragma unroll
-  for (uint32_t k = 0; k < kMaxLaneRounds; ++k) {
-    const uint32_t p = hw.position(k, lane);
-    s[k] = kNegativeInfinity;
-    if (p >= rows)
+  for (uint32_t k = 0; k < kMaxLaneRounds; k += 2) {
+    // Two rounds' positions together where both are the stage's (p1 > p0,
+    // parts * 32 apart: a multiple of `vectors`, so one rotation): two
+    // independent chains, one q load for both.
+    const uint32_t p0 = hw.position(k, lane), p1 = hw.position(k + 1, lane);
+    if (p1 < block.count) {
+      const uint8_t *const pair[2] = {block.stage + p0 * block.rowBytes,
+                                      block.stage + p1 * block.rowBytes};
+      float dots[2];
+      scoreStageRows<2>(q, pair, vectors, p0, dots);
+      s[k] = scale * dots[0];
+      s[k + 1] = scale * dots[1];
+      top = fmaxf(top, fmaxf(s[k], s[k + 1]));
       continue;
-    if (p < block.count)
-      s[k] = scale * scoreStageRow(q, block.stage + p * block.rowBytes, vectors, p);
-    else
-      s[k] = scale * scoreNow(q, block.now, vectors);
-    top = fmaxf(top, s[k]);
+    }
+#pragma unroll
+    for (uint32_t j = k; j < k + 2; ++j) {
+      const uint32_t p = hw.position(j, lane);
+      s[j] = kNegativeInfinity;
+      if (p >= rows)
+        continue;
+      if (p < block.count) {
+        const uint8_t *const one[1] = {block.stage + p * block.rowBytes};
+        float dot[1];
+        scoreStageRows<1>(q, one, vectors, p, dot);
+        s[j] = scale * dot[0];
+      } else {
+        s[j] = scale * scoreNow(q, block.now, vectors);
+      }
+      top = fmaxf(top, s[j]);
+    }
   }
   top = fmaxf(st.m, warpReduce(top, MaxOp{}));
   if (top == kNegativeInfinity) { // No position yet: nothing to weigh.
