@@ -123,6 +123,31 @@ TI_HOST_DEVICE constexpr uint32_t kvBlockRows(uint32_t stageBytes, uint32_t head
   return p >= 32 ? p : 0u;
 }
 
+/// The blocks of a kFlagStreamKv task's cached rows at a step: positions
+/// [begin, end) (its positions before pos), blockRows at a time, the last
+/// block the rest; each block a stage of K rows, then one of V rows. The
+/// producer copies them (WeightStream.cuh: WeightProducer::fillKv), the
+/// consumers and the stream-only skip walk them (AttentionStream.cuh), all
+/// from kvBlocks, so that the three agree on every stage.
+struct KvBlocks {
+  int32_t begin, end;
+  uint32_t blockRows;
+  /// Rows of the block that starts at `base`.
+  TI_HOST_DEVICE constexpr uint32_t rowsAt(int32_t base) const {
+    return uint32_t(end - base < int32_t(blockRows) ? end - base : int32_t(blockRows));
+  }
+  /// How many blocks.
+  TI_HOST_DEVICE constexpr uint32_t count() const {
+    return begin < end ? (uint32_t(end - begin) + blockRows - 1) / blockRows : 0u;
+  }
+};
+TI_HOST_DEVICE constexpr KvBlocks kvBlocks(uint32_t chunk, uint32_t chunks, int32_t pos,
+                                           bool longMode, uint32_t stageBytes, uint32_t headDim,
+                                           uint32_t threads) {
+  const AttentionPositions r = attentionPositions(chunk, chunks, pos, longMode);
+  return KvBlocks{r.begin, r.cachedEnd(pos), kvBlockRows(stageBytes, headDim, threads)};
+}
+
 } // namespace ti::plan
 
 #endif // TI_PLAN_ATTENTIONLAYOUT_H

@@ -327,13 +327,10 @@ private:
     if (!plan::streamsKvRows(t.flags, plan::streamsKvAt(ctx, kv_.splitContext,
                                                         kv_.streamKvContext)))
       return true;
-    const bool longMode = ctx > kv_.splitContext;
-    const plan::AttentionPositions range =
-        plan::attentionPositions(t.aux[1], geo.chunks, pos, longMode);
-    const int32_t cachedEnd = range.cachedEnd(pos);
-    if (range.begin >= cachedEnd)
+    const plan::KvBlocks blocks = plan::kvBlocks(t.aux[1], geo.chunks, pos, ctx > kv_.splitContext,
+                                                 ring_.stageBytes, geo.headDim, kThreads);
+    if (blocks.count() == 0)
       return true;
-    const uint32_t blockRows = plan::kvBlockRows(ring_.stageBytes, geo.headDim, kThreads);
     const uint32_t rowBytes = 2u * geo.headDim;
     const uint64_t head = 2 * plan::KvCacheLayout::of(geo, kv_.maxContext).row(0, t.aux[0]);
     while (!reached(uint32_t(step) * waves)) {
@@ -342,8 +339,8 @@ private:
       __nanosleep(kPausePollNanoseconds);
     }
     fenceGenericBeforeBulkCopies();
-    for (int32_t base = range.begin; base < cachedEnd; base += int32_t(blockRows)) {
-      const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(blockRows)));
+    for (int32_t base = blocks.begin; base < blocks.end; base += int32_t(blocks.blockRows)) {
+      const uint32_t count = blocks.rowsAt(base);
       const uint64_t at = head + uint64_t(base) * rowBytes;
       if (!fillFrom(kv_.arena, plan::StreamSegment{t.in[1] + at, count, rowBytes}, wave) ||
           !fillFrom(kv_.arena, plan::StreamSegment{t.in[2] + at, count, rowBytes}, wave))

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 using namespace ti::plan;
@@ -123,6 +124,34 @@ TEST(KvBlockRowsTest, OnlyHeadDimsThatTheValuePassTakes) {
   for (uint32_t d : {0u, 2u, 4u, 12u, 24u, 48u, 80u, 96u, 192u, 512u})
     EXPECT_FALSE(kvRowsStreamable(d)) << d;
   EXPECT_EQ(kvBlockRows(1 << 20, 96, 256), 0u);
+}
+
+TEST(KvBlocksTest, TheWalkCoversATasksCachedRowsInFullBlocksAndARest) {
+  for (uint32_t chunks : {1u, 2u, 16u})
+    for (bool longMode : {false, true})
+      for (uint32_t chunk = 0; chunk < chunks; ++chunk)
+        for (int32_t pos = 0; pos < 600; ++pos) {
+          SCOPED_TRACE("chunk " + std::to_string(chunk) + " of " + std::to_string(chunks) +
+                       ", pos " + std::to_string(pos) + (longMode ? ", long" : ", short"));
+          const KvBlocks b = kvBlocks(chunk, chunks, pos, longMode, 16384, 64, 256);
+          const AttentionPositions r = attentionPositions(chunk, chunks, pos, longMode);
+          ASSERT_EQ(b.blockRows, 128u);
+          ASSERT_EQ(b.begin, r.begin);
+          ASSERT_EQ(b.end, std::min(r.end, pos)); // Position pos is this step's.
+          uint32_t blocks = 0;
+          int32_t rows = 0;
+          for (int32_t base = b.begin; base < b.end; base += int32_t(b.blockRows)) {
+            const uint32_t n = b.rowsAt(base);
+            ASSERT_GE(n, 1u);
+            ASSERT_LE(n, b.blockRows);
+            if (base + int32_t(b.blockRows) < b.end)
+              ASSERT_EQ(n, b.blockRows); // Only the last block is short.
+            rows += int32_t(n);
+            ++blocks;
+          }
+          ASSERT_EQ(blocks, b.count());
+          ASSERT_EQ(rows, std::max(b.end - b.begin, 0));
+        }
 }
 
 } // namespace

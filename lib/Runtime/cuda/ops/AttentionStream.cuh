@@ -272,8 +272,9 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
                                const float *qs, const float *kNow, const float *vNow,
                                const AttentionLayout &layout, float *shared, WeightStream &ws) {
   const uint32_t d = at.geo.headDim, group = at.group, rowBytes = d * 2, vectors = d / kVector;
-  const uint32_t blockRows = plan::kvBlockRows(ws.stageBytes(), d, kThreads);
-  const int32_t cachedEnd = plan::AttentionPositions{at.jb, at.je}.cachedEnd(step.pos);
+  const plan::KvBlocks blocks = plan::kvBlocks(at.chunk, at.geo.chunks, step.pos, step.longMode,
+                                               ws.stageBytes(), d, kThreads);
+  const uint32_t blockRows = blocks.blockRows;
   const uint32_t parts = kWarps / group, lane = laneId();
   // L = d / 8 lanes a value row: a power of two up to 32 (the verifier's
   // rule for stream_kv, plan::kvRowsStreamable).
@@ -290,9 +291,9 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
   const bool hasNow = at.je > step.pos;
   bool nowDone = false;
 #pragma unroll 1
-  for (int32_t base = at.jb; base < cachedEnd; base += int32_t(blockRows)) {
-    const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(blockRows)));
-    const bool withNow = hasNow && base + int32_t(count) == cachedEnd && count < blockRows;
+  for (int32_t base = blocks.begin; base < blocks.end; base += int32_t(blockRows)) {
+    const uint32_t count = blocks.rowsAt(base);
+    const bool withNow = hasNow && base + int32_t(count) == blocks.end && count < blockRows;
     const uint32_t rows = count + (withNow ? 1u : 0u);
     ws.consume(kvBlockSegment(count, d), [&](uint32_t, uint32_t, const uint8_t *stage) {
       if (busy)
@@ -357,15 +358,12 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
 /// StreamOnly (WorkerMode.h): the task's K/V stages, released unread.
 __device__ void skipStreamedKv(const plan::TaskRecord &t, const Step &step, WeightStream &ws) {
   const plan::HeadGeometry geo = t.geometry;
-  const plan::AttentionPositions range =
-      plan::attentionPositions(t.aux[1], geo.chunks, step.pos, step.longMode);
-  const uint32_t blockRows = plan::kvBlockRows(ws.stageBytes(), geo.headDim, kThreads);
-  const int32_t cachedEnd = range.cachedEnd(step.pos);
-  for (int32_t base = range.begin; base < cachedEnd; base += int32_t(blockRows)) {
-    const uint32_t count = uint32_t(min(cachedEnd - base, int32_t(blockRows)));
+  const plan::KvBlocks blocks = plan::kvBlocks(t.aux[1], geo.chunks, step.pos, step.longMode,
+                                               ws.stageBytes(), geo.headDim, kThreads);
+  for (int32_t base = blocks.begin; base < blocks.end; base += int32_t(blocks.blockRows))
     for (uint32_t k = 0; k < 2; ++k)
-      ws.consume(kvBlockSegment(count, geo.headDim), [](uint32_t, uint32_t, const uint8_t *) {});
-  }
+      ws.consume(kvBlockSegment(blocks.rowsAt(base), geo.headDim),
+                 [](uint32_t, uint32_t, const uint8_t *) {});
 }
 
 #endif
