@@ -185,7 +185,8 @@ void expectStepsMatchTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t
 }
 
 /// One launch of up to kSteps steps after an 8-token prompt, stopping after
-/// `maxNew` generated tokens, on the CPU and the GPU: the same steps and tokens.
+/// `maxNew` generated tokens, on the CPU and the GPU: the same steps and
+/// tokens, and the last step's logits within kTolerance of the largest.
 void expectLaunchMatchesTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t maxNew) {
   LaunchArgs args;
   args.promptLen = 8;
@@ -205,6 +206,17 @@ void expectLaunchMatchesTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int3
   ASSERT_EQ(got->generated, want->generated) << "maxNew " << maxNew;
   for (int32_t i = 0; i < got->generated; ++i)
     EXPECT_EQ(got->tokens[i], want->tokens[i]) << "maxNew " << maxNew << ", token " << i;
+  // The last step's logits too: a wrong K/V row (one that a launch's own
+  // earlier step wrote, say) can leave every greedy token as it was.
+  auto logits = (*gpu)->logits();
+  ASSERT_TRUE(logits.ok()) << logits.status().message();
+  const float *ref = cpu.logitsData();
+  double scale = 0, err = 0;
+  for (size_t i = 0; i < logits->size(); ++i) {
+    scale = std::max(scale, std::abs(double(ref[i])));
+    err = std::max(err, std::abs(double((*logits)[i]) - double(ref[i])));
+  }
+  EXPECT_LE(err, kTolerance * scale) << "maxNew " << maxNew << ": the last step's logits";
 }
 
 struct GpuRun {
