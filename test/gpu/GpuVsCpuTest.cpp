@@ -496,17 +496,25 @@ static bool everyAttentionStreamsKv(const plan::Plan &p) {
 // Chunks of several blocks and position pos as a block of its own: the 1B's
 // test below.
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
-  for (const char *keys :
-       {"\"stream_kv\": true",
-        "\"stream_kv\": true, \"stream_stage_bytes\": 1024, \"stream_ring_bytes\": 5120, "
-        "\"stream_in_flight_bytes\": 2048, \"stream_hand_off_in_flight_bytes\": 1024",
-        // Streamed from context 41 on: long-mode steps below it take the
-        // one-pass loop, and the producer skips their rows.
-        "\"stream_kv\": true, \"stream_kv_context\": 40"}) {
-    SCOPED_TRACE(keys);
-    auto lp = streamPlan("models/tiny.graph", "--max-context 256", keys);
+  struct Case {
+    const char *keys;
+    uint32_t streamKvContext;
+  };
+  for (const Case &c : {Case{"", 0},
+                        Case{"\"stream_stage_bytes\": 1024, \"stream_ring_bytes\": 5120, "
+                             "\"stream_in_flight_bytes\": 2048, "
+                             "\"stream_hand_off_in_flight_bytes\": 1024",
+                             0},
+                        // Streamed from context 41 on: long-mode steps below it take
+                        // the one-pass loop, and the producer skips their rows.
+                        Case{"", 40}}) {
+    SCOPED_TRACE(std::string(c.keys) + ", stream_kv_context " + std::to_string(c.streamKvContext));
+    auto lp = streamPlan("models/tiny.graph",
+                         "--max-context 256 --stream-kv-context " + std::to_string(c.streamKvContext),
+                         c.keys);
     ASSERT_TRUE(lp);
     ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
+    ASSERT_EQ(lp->plan.attention.streamKvContext, c.streamKvContext);
     expectStepsMatchTheCpu(lp, 200, 4);
     // 64 steps in one launch: the producer copies rows that earlier steps of
     // the same launch wrote (the proxy fence's case).
@@ -519,17 +527,19 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
 // blocks at the end; then short mode to context 200 (chunk 0 alone), where a
 // stream_kv plan keeps the one-pass loop (TaskRecord.h: streamsKvRows).
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
-  const char *keys = "\"stream_kv\": true, \"stream_stage_bytes\": 16384, "
+  const char *keys = "\"stream_stage_bytes\": 16384, "
                      "\"stream_ring_bytes\": 81920, \"stream_in_flight_bytes\": 32768, "
                      "\"stream_hand_off_in_flight_bytes\": 16384";
   splitContext = 2;
-  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 512", keys);
+  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 512 --stream-kv-context 0", keys);
   ASSERT_TRUE(lp);
   ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
+  ASSERT_EQ(lp->plan.attention.streamKvContext, 0u);
   ASSERT_EQ(lp->plan.attentionChunks(), 2u);
   expectStepsMatchTheCpu(lp, 300, 0, 2e-3);
   splitContext = 200;
-  auto shortMode = streamPlan("models/llama32-1b.graph", "--max-context 256", keys);
+  auto shortMode =
+      streamPlan("models/llama32-1b.graph", "--max-context 256 --stream-kv-context 0", keys);
   ASSERT_TRUE(shortMode);
   ASSERT_TRUE(everyAttentionStreamsKv(shortMode->plan));
   expectStepsMatchTheCpu(shortMode, 200, 0, 2e-3);
@@ -545,9 +555,10 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsOfEveryHeadDim) {
   for (const char *graph :
        {"test/models/Inputs/mixed-layers.graph", "test/models/Inputs/kv-dims.graph"}) {
     SCOPED_TRACE(graph);
-    auto lp = streamPlan(graph, "--max-context 512", "\"stream_kv\": true");
+    auto lp = streamPlan(graph, "--max-context 512 --stream-kv-context 0");
     ASSERT_TRUE(lp);
     ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
+    ASSERT_EQ(lp->plan.attention.streamKvContext, 0u);
     expectStepsMatchTheCpu(lp, 300, 4);
   }
 }

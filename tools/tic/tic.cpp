@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -51,6 +52,7 @@ struct Options {
   std::string execution; // Empty: the target's.
   std::string ffnForm;   // Empty: the target's.
   std::string handOffs;  // Empty: the target's.
+  std::optional<uint32_t> streamKvContext; // Unset: the target's.
   std::string passes;
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
@@ -145,6 +147,9 @@ int run(const Options &opts) {
     return fail("--ffn-form: '" + opts.ffnForm + "' is not partials or gate_up");
   if (!opts.handOffs.empty() && !ti::parseHandOffs(opts.handOffs, target->handOffs))
     return fail("--hand-offs: '" + opts.handOffs + "' is not grid or tags");
+  // After the model switch, which takes the stream worker's own choice.
+  if (opts.streamKvContext)
+    target->streamKvContext = *opts.streamKvContext;
 
   ti::tir::Module module;
   module.graph = &*graph;
@@ -241,6 +246,9 @@ int main(int argc, char **argv) {
                  "the MLP's form: partials (FFN partial sums and a reduce wave) or gate_up "
                  "(a silu(gate)*up wave, then the down projection) (default: the target's)")
       ->check(CLI::IsMember({"partials", "gate_up"}));
+  app.add_option("--stream-kv-context", opts.streamKvContext,
+                 "override the target's context above which the stream worker's attention takes "
+                 "its cached K/V rows through the weight stream (0: every step in chunks)");
   app.add_option("--hand-offs", opts.handOffs,
                  "how a wave hands its outputs on: grid (a grid barrier after it) or tags (tagged "
                  "values each reader waits for) (default: the target's)")

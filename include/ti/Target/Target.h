@@ -103,8 +103,8 @@ struct Target {
   /// Stream execution: whether attention's cached K/V rows come through the
   /// weight stream (kFlagStreamKv; ops/AttentionStream.cuh) instead of the
   /// consumers' own loads, which wait for HBM behind the ring's copies
-  /// (docs/PERFORMANCE.md, steps 11-13). Off by default until the 8B has
-  /// been measured with it (the 1B above context 1,024: -5.5%).
+  /// (docs/PERFORMANCE.md, steps 11-14). withExecution turns it on for the
+  /// stream worker, above a context of 1,024.
   bool streamKv = false;
   /// With streamKv: the rows stream only at contexts above this (and above the
   /// split context), where a task's chunk is long enough to pay for its two
