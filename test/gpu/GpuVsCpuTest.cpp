@@ -147,6 +147,20 @@ LaunchArgs oneStep(int32_t pos, int32_t token) {
 /// `steps` steps on the CPU (`threads` threads) and the GPU, one launch each,
 /// feeding feedToken(): every step's logits within `tolerance` of the largest
 /// |logit| and the same greedy token. Records the worst relative error.
+/// The largest |gpu - cpu| over the logits, and the largest |cpu| (the scale
+/// the tolerance is relative to).
+struct LogitError {
+  double err = 0, scale = 0;
+};
+LogitError logitError(const std::vector<float> &gpu, const float *cpu) {
+  LogitError e;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    e.scale = std::max(e.scale, std::abs(double(cpu[i])));
+    e.err = std::max(e.err, std::abs(double(gpu[i]) - double(cpu[i])));
+  }
+  return e;
+}
+
 void expectStepsMatchTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t steps,
                             unsigned threads, double tolerance = kTolerance) {
   auto gpu = CudaExecutor::create(lp);
@@ -166,14 +180,9 @@ void expectStepsMatchTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int32_t
     ASSERT_TRUE(got.ok()) << got.status().message();
     auto logits = (*gpu)->logits();
     ASSERT_TRUE(logits.ok()) << logits.status().message();
-    const float *ref = cpu.logitsData();
-    double scale = 0, err = 0;
-    for (size_t i = 0; i < logits->size(); ++i) {
-      scale = std::max(scale, std::abs(double(ref[i])));
-      err = std::max(err, std::abs(double((*logits)[i]) - double(ref[i])));
-    }
-    worst = std::max(worst, err / scale);
-    EXPECT_LE(err, tolerance * scale) << "step " << pos << " (context " << pos + 1 << ")";
+    const LogitError e = logitError(*logits, cpu.logitsData());
+    worst = std::max(worst, e.err / e.scale);
+    EXPECT_LE(e.err, tolerance * e.scale) << "step " << pos << " (context " << pos + 1 << ")";
     EXPECT_EQ(got->steps, want->steps) << "step " << pos;
     EXPECT_EQ(got->error, 0) << "step " << pos;
     ASSERT_EQ(got->generated, 1) << "step " << pos;
@@ -210,13 +219,8 @@ void expectLaunchMatchesTheCpu(const std::shared_ptr<const LoadedPlan> &lp, int3
   // earlier step wrote, say) can leave every greedy token as it was.
   auto logits = (*gpu)->logits();
   ASSERT_TRUE(logits.ok()) << logits.status().message();
-  const float *ref = cpu.logitsData();
-  double scale = 0, err = 0;
-  for (size_t i = 0; i < logits->size(); ++i) {
-    scale = std::max(scale, std::abs(double(ref[i])));
-    err = std::max(err, std::abs(double((*logits)[i]) - double(ref[i])));
-  }
-  EXPECT_LE(err, kTolerance * scale) << "maxNew " << maxNew << ": the last step's logits";
+  const LogitError e = logitError(*logits, cpu.logitsData());
+  EXPECT_LE(e.err, kTolerance * e.scale) << "maxNew " << maxNew << ": the last step's logits";
 }
 
 struct GpuRun {
