@@ -144,8 +144,9 @@ TEST(KvBlocksTest, TheWalkCoversATasksCachedRowsInFullBlocksAndARest) {
             const uint32_t n = b.rowsAt(base);
             ASSERT_GE(n, 1u);
             ASSERT_LE(n, b.blockRows);
-            if (base + int32_t(b.blockRows) < b.end)
+            if (base + int32_t(b.blockRows) < b.end) {
               ASSERT_EQ(n, b.blockRows); // Only the last block is short.
+            }
             rows += int32_t(n);
             ++blocks;
           }
