@@ -107,6 +107,9 @@ uint64_t ti::plan::layoutHash(const std::vector<PackedTensor> &weights, uint64_t
       u64(s.colBegin);
       u64(s.colEnd);
       u64(s.transposed);
+      // Only where set: the layouts made before tiles existed keep their hash.
+      if (s.tiled)
+        f.string("tiled");
     }
   }
   return f.hash();

@@ -96,7 +96,7 @@ Offset<fb::PackedTensor> writeTensor(FbBuilder &b, const PackedTensor &t) {
   for (const WeightSegment &s : t.segments)
     segments.push_back(fb::CreateWeightSegment(b, b.CreateString(s.checkpoint),
                                                b.CreateVector(s.sourceShape), s.rowBegin, s.rowEnd,
-                                               s.colBegin, s.colEnd, s.transposed));
+                                               s.colBegin, s.colEnd, s.transposed, s.tiled));
   return fb::CreatePackedTensor(b, b.CreateString(t.name), t.offset, t.bytes,
                                 b.CreateVector(segments));
 }
@@ -282,6 +282,7 @@ Status PlanReader::readTensor(size_t index, const fb::PackedTensor &in, PackedTe
     o.colBegin = s.col_begin();
     o.colEnd = s.col_end();
     o.transposed = s.transposed();
+    o.tiled = s.tiled();
   }
   return {};
 }

@@ -100,7 +100,8 @@ std::string flagsText(uint16_t flags) {
                {kFlagTaggedIn0, "tagged_in0"},
                {kFlagTaggedIn1, "tagged_in1"},
                {kFlagTaggedOut0, "tagged_out0"},
-               {kFlagStreamKv, "stream_kv"}};
+               {kFlagStreamKv, "stream_kv"},
+               {kFlagTiledWeights, "tiled"}};
   std::string text;
   auto append = [&](const char *part) {
     if (!text.empty())
@@ -214,7 +215,8 @@ void ti::plan::printPlanText(const Plan &plan, std::ostream &os) {
     for (size_t i = 0; i < t.segments.size(); ++i) {
       const WeightSegment &s = t.segments[i];
       os << (i ? " + " : " <- ") << name(s.checkpoint) << '[' << s.rowBegin << ':' << s.rowEnd
-         << ", " << s.colBegin << ':' << s.colEnd << ']' << (s.transposed ? "T" : "");
+         << ", " << s.colBegin << ':' << s.colEnd << ']' << (s.transposed ? "T" : "")
+         << (s.tiled ? " tiled" : "");
     }
     os << '\n';
   }

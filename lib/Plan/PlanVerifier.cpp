@@ -13,7 +13,9 @@
 //    model needs them.
 // b. Weights layout: each tensor aligned, inside the weights data, as many
 //    bytes as its segments' bf16 elements, each segment inside its checkpoint
-//    shape; tensors disjoint; the layout hash matches.
+//    shape; tensors disjoint; the layout hash matches. Tiles (WeightTiles.h):
+//    a kFlagTiledWeights task reads a tensor all in tiles of its K columns,
+//    from an octet's start; every other task reads tensors of rows.
 // c. Buffers: known kinds, aligned, inside the arena, disjoint; the one-of
 //    kinds at most once; token slots and step state big enough; tagged ones
 //    (Tagged.h) activations or attention workspaces only.
@@ -60,6 +62,7 @@
 #include "ti/Plan/Tagged.h"
 #include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/TaskAccesses.h"
+#include "ti/Plan/WeightTiles.h"
 #include "ti/Plan/WorkerLayout.h"
 #include "ti/Support/Hex.h"
 
@@ -123,6 +126,7 @@ private:
   void checkBounds(ModeAccesses &mode);
   void checkSelectTokens();
   void checkStream();
+  void checkTiles();
   std::vector<std::string> hazards(const ModeAccesses &mode, StepMode stepMode) const;
 
   const Plan &plan;
@@ -217,8 +221,19 @@ void Verifier::checkStream() {
     return;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const StreamSegments segments = streamSegments(plan.tasks[i]);
+    const bool tiled = plan.tasks[i].flags & kFlagTiledWeights;
+    if (tiled && st.stageBytes % kTileBytes)
+      error(describe(i) + " streams weight tiles, and a stage of " + num(st.stageBytes) +
+            " bytes is not whole tiles of " + num(kTileBytes));
     for (uint32_t k = 0; k < segments.count; ++k) {
       const StreamSegment &seg = segments.segment[k];
+      if (tiled) {
+        if (!tileable(seg.rows, seg.rowBytes / kWeightBytes))
+          error(describe(i) + " streams weight tiles, and its " + num(seg.rows) + " rows of " +
+                num(seg.rowBytes / kWeightBytes) + " columns are not whole octets of " +
+                num(kTileCols) + "-column tiles");
+        continue; // Octets stream in pieces of a stage.
+      }
       if (seg.rowBytes > st.stageBytes)
         error(describe(i) + " streams rows of " + num(seg.rowBytes) +
               " bytes, more than a stage's " + num(st.stageBytes));
@@ -254,8 +269,8 @@ void Verifier::checkTask(size_t index) {
   // The tagged operands each opcode's executors implement (Tagged.h).
   uint16_t allowed = op == Opcode::SelectToken ? kFlagRecord
                      : op == Opcode::Gemv      ? kFlagResidual | kFlagVCache | kFlagMergeChunks |
-                                                kTaggedFlags
-                     : op == Opcode::GateUp ? kFlagTaggedIn0 | kFlagTaggedOut0
+                                                kTaggedFlags | kFlagTiledWeights
+                     : op == Opcode::GateUp ? kFlagTaggedIn0 | kFlagTaggedOut0 | kFlagTiledWeights
                      : op == Opcode::Attention ? kFlagTaggedIn0 | kFlagTaggedOut0 | kFlagStreamKv
                      : op == Opcode::LmHead ? kFlagTaggedIn0
                      : op == Opcode::Embed  ? kFlagTaggedOut0
@@ -268,6 +283,9 @@ void Verifier::checkTask(size_t index) {
     error(who + " has flags " + hex(t.flags & ~allowed) + " that " + opcodeName(t.opcode) +
           " does not take");
   checkGeometry(index);
+  if ((t.flags & kFlagTiledWeights) && plan.stream.model != ExecutionModel::Stream)
+    error(who + " reads weight tiles, which only the stream worker multiplies; the plan is " +
+          executionModelName(plan.stream.model));
   // Streamed K/V rows need a stream whose stage holds a block of them.
   if ((t.flags & kFlagStreamKv) &&
       (plan.stream.model != ExecutionModel::Stream ||
@@ -529,6 +547,70 @@ int64_t findHome(const std::vector<T> &items, const std::vector<uint32_t> &sorte
   if (end - home.offset > home.bytes)
     return -1;
   return *(it - 1);
+}
+
+/// Tiles (WeightTiles.h): a task reads tiles exactly when its weights are
+/// tiled, so that no executor reads a tiled tensor as rows or rows as tiles:
+/// a kFlagTiledWeights task's weight range is inside one tensor whose
+/// segments are all tiled with the task's K columns, and begins at an octet
+/// of one of them; any other task's weight range is in a tensor without
+/// tiles.
+void Verifier::checkTiles() {
+  for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {
+    const TaskRecord &t = plan.tasks[i];
+    const auto op = static_cast<Opcode>(t.opcode);
+    const bool readsRows = op == Opcode::Gemv || op == Opcode::GateUp || op == Opcode::LmHead ||
+                           op == Opcode::FfnPartial || op == Opcode::Embed;
+    if (!readsRows || t.weight == kNone)
+      continue;
+    const bool tiledTask = t.flags & kFlagTiledWeights;
+    const uint64_t end = t.weight + std::max<uint64_t>(t.weightBytes, 1);
+    const int64_t home = findHome(plan.weights, tensorsByOffset, t.weight, end);
+    if (home < 0)
+      continue; // The bounds check reports it.
+    const PackedTensor &tensor = plan.weights[home];
+    bool allTiled = true, anyTiled = false;
+    for (const WeightSegment &s : tensor.segments) {
+      allTiled &= s.tiled;
+      anyTiled |= s.tiled;
+    }
+    if (!tiledTask) {
+      if (anyTiled)
+        error(describe(i) + " reads tensor '" + tensor.name +
+              "' as rows, and its weights are stored in tiles");
+      continue;
+    }
+    if (!allTiled) {
+      error(describe(i) + " reads weight tiles, and tensor '" + tensor.name +
+            "' is not all stored in tiles");
+      continue;
+    }
+    // The segment the task's range begins in, and the octet there.
+    uint64_t at = tensor.offset;
+    bool aligned = false;
+    for (const WeightSegment &s : tensor.segments) {
+      const uint64_t cols = s.colEnd - s.colBegin;
+      const uint64_t bytes = s.elements() * kWeightBytes;
+      if (s.transposed || cols != t.aux[0]) {
+        error(describe(i) + " reads tiles of " + num(t.aux[0]) + " columns, and tensor '" +
+              tensor.name + "' has a segment of " + num(cols) +
+              (s.transposed ? " columns stored transposed" : " columns"));
+        aligned = true; // Reported.
+        break;
+      }
+      if (t.weight < at + bytes) {
+        aligned = t.weight >= at && (t.weight - at) % (kTileRows * cols * kWeightBytes) == 0;
+        if (!aligned)
+          error(describe(i) + " reads weight tiles from offset " + num(t.weight) +
+                ", which is not an octet's start in tensor '" + tensor.name + "'");
+        aligned = true;
+        break;
+      }
+      at += bytes;
+    }
+    if (!aligned)
+      error(describe(i) + " reads weight tiles past tensor '" + tensor.name + "'");
+  }
 }
 
 void Verifier::checkBounds(ModeAccesses &mode) {
@@ -899,6 +981,8 @@ std::vector<std::string> Verifier::run() {
   checkWeights();
   checkBuffers();
   bool layoutOk = errors.empty();
+  if (layoutOk)
+    checkTiles();
   ModeAccesses modes[2];
   for (StepMode m : {StepMode::Short, StepMode::Long}) {
     ModeAccesses &mode = modes[static_cast<int>(m)];

@@ -65,12 +65,14 @@ struct AttentionConfig {
 };
 
 /// A block of a checkpoint tensor: rows [rowBegin, rowEnd) x cols [colBegin,
-/// colEnd) of `checkpoint`, stored row-major, or transposed (column-major).
+/// colEnd) of `checkpoint`, stored row-major, transposed (column-major), or
+/// in octet tiles (WeightTiles.h; never also transposed).
 struct WeightSegment {
   std::string checkpoint;
   std::vector<uint64_t> sourceShape; // The checkpoint tensor's shape.
   uint64_t rowBegin = 0, rowEnd = 0, colBegin = 0, colEnd = 0;
   bool transposed = false;
+  bool tiled = false;
 
   uint64_t elements() const { return (rowEnd - rowBegin) * (colEnd - colBegin); }
 };

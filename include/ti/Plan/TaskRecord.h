@@ -79,6 +79,10 @@
 //               units; writes f32 out[0][u] = silu(gate[u].x') * (up[u].x'),
 //               silu(z) = z / (1 + exp(-z)). The down projection is a Gemv
 //               that reads out[0] whole.
+//               With kFlagTiledWeights (Gemv and GateUp) the rows are stored
+//               in octet tiles (WeightTiles.h): row j of the task's slice is
+//               not at weight + j*K*2 but spread over its octet's tiles; the
+//               values computed are the same.
 // LmHead        A Gemv (with its norm, no flags) writing logits to f32 out[0][i],
 //               and the best (value, row) of its rows to Candidate slot aux[1]
 //               at out[1]: largest value, lowest row on ties; a non-finite logit
@@ -154,6 +158,8 @@ enum TaskFlags : uint16_t {
   kFlagTaggedOut0 = 1 << 6,  // out[0] is written as tagged f32, with this step's tag.
   kFlagStreamKv = 1 << 7,    // Attention (Stream plans): the cached K/V rows come
                              // through the weight stream in long mode (streamsKvRows).
+  kFlagTiledWeights = 1 << 8, // Gemv, GateUp (Stream plans): the weight rows are stored
+                              // in octet tiles (WeightTiles.h), streamed octet by octet.
 };
 
 /// Whether a step of context `ctx` streams the cached K/V rows of attention
@@ -173,7 +179,8 @@ TI_HOST_DEVICE constexpr bool streamsKvRows(uint32_t flags, bool streamKvStep) {
 }
 constexpr uint16_t kTaggedFlags = kFlagTaggedIn0 | kFlagTaggedIn1 | kFlagTaggedOut0;
 constexpr uint16_t kKnownFlags =
-    kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord | kTaggedFlags | kFlagStreamKv;
+    kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord | kTaggedFlags | kFlagStreamKv |
+    kFlagTiledWeights;
 
 /// A layer's attention shape, as the tasks that need it carry it: layers may
 /// differ, and nothing reads it from the plan's model info.

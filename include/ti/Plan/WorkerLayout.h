@@ -15,7 +15,9 @@
 // and then, in a Stream plan whose rows are cut into parts (Execution.h:
 // StreamConfig::rowPartBytes; rowParts), the row partials: one float per part of each
 // row of the task's longest streamed segment (rowPartialsFloats), at
-// rowPartialsAt.
+// rowPartialsAt; a task whose weights are tiled (kFlagTiledWeights) has its
+// tile partials there instead, one float per consumer warp of each row of
+// each segment.
 //
 // One definition, host and device: the CUDA ops carve the array with it, the
 // executor sizes the launch with it, and the compiler refuses a plan whose
@@ -175,10 +177,26 @@ TI_HOST_DEVICE constexpr uint32_t rowParts(uint32_t rowBytes, uint32_t partBytes
   return parts;
 }
 
+/// Floats of the tile partials of a kFlagTiledWeights task (ops/TiledGemv.cuh):
+/// each consumer warp's sum over its tiles of every row of every segment.
+TI_HOST_DEVICE constexpr uint64_t tilePartialsFloats(const TaskRecord &t, uint32_t threads) {
+  const StreamSegments segments = streamSegments(t);
+  uint64_t rows = 0;
+  for (uint32_t k = 0; k < segments.count; ++k)
+    rows += segments.segment[k].rows;
+  return rows * (threads / 32);
+}
+
 /// Floats of row partials task t needs: rows x parts of its longest streamed
-/// segment, when its rows are cut (0 otherwise); past 2^32 - 1 (a plan no
-/// worker could hold) it saturates, so the shared-memory check refuses it.
-TI_HOST_DEVICE constexpr uint32_t rowPartialsFloats(const TaskRecord &t, uint32_t partBytes) {
+/// segment, when its rows are cut (0 otherwise); a tiled task's, its tile
+/// partials; past 2^32 - 1 (a plan no worker could hold) it saturates, so the
+/// shared-memory check refuses it.
+TI_HOST_DEVICE constexpr uint32_t rowPartialsFloats(const TaskRecord &t, uint32_t partBytes,
+                                                    uint32_t threads) {
+  if (t.flags & kFlagTiledWeights) {
+    const uint64_t floats = tilePartialsFloats(t, threads);
+    return floats > 0xffffffffull ? 0xffffffffu : uint32_t(floats);
+  }
   const StreamSegments segments = streamSegments(t);
   uint64_t most = 0;
   for (uint32_t k = 0; k < segments.count; ++k) {
@@ -198,7 +216,7 @@ TI_HOST_DEVICE constexpr uint32_t rowPartialsAt(const TaskRecord &t, uint32_t th
 /// whose plan cuts streamed rows into parts of `rowPartBytes` (0: whole rows).
 TI_HOST_DEVICE constexpr uint32_t sharedFloatsFor(const TaskRecord &t, uint32_t threads,
                                                   uint32_t rowPartBytes) {
-  const uint64_t partials = rowPartialsFloats(t, rowPartBytes);
+  const uint64_t partials = rowPartialsFloats(t, rowPartBytes, threads);
   const uint64_t floats = partials ? rowPartialsAt(t, threads) + partials : opFloatsFor(t, threads);
   return floats > 0xffffffffull ? 0xffffffffu : uint32_t(floats); // Saturates: refused.
 }

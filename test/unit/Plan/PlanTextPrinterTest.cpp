@@ -137,7 +137,7 @@ TEST(PlanTextPrinter, BrokenPlansStillPrint) {
   p.tasks = {
       // Offsets outside every buffer and tensor, an unused slot before a used
       // one, unknown flags and an unknown opcode, in a wave the plan lacks.
-      {99, kFlagRecord | 0x100, 5, 2, kNone32, 1, 2, kNone32, 0x100000, 8, kNone,
+      {99, kFlagRecord | 0x8000, 5, 2, kNone32, 1, 2, kNone32, 0x100000, 8, kNone,
        {kNone, 5888, kNone}, {0xdeadbeef, kNone}, {0, 7}},
       {uint16_t(Opcode::Gemv), 0, 0, 0, kNone32, 0, 0, kNone32, kNone, 16, kNone,
        {kNone, kNone, kNone}, {kNone, kNone}, {0, 0}},
@@ -153,7 +153,7 @@ TEST(PlanTextPrinter, BrokenPlansStillPrint) {
                           "wave 1 layer0.qkv barrier=grid_if_long tasks=0\n"
                           "wave 5 (missing) tasks=1\n"
                           "  task 2.0 opcode(99) rows=[1, 2) weight=@0x100000/8 "
-                          "in=-,@0x1700 out=@0xdeadbeef aux=0,7 flags=record|0x100\n");
+                          "in=-,@0x1700 out=@0xdeadbeef aux=0,7 flags=record|0x8000\n");
 }
 
 TEST(PlanTextPrinter, OverlappingBuffersNameTheLatestStart) {

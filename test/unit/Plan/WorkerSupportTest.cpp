@@ -130,7 +130,7 @@ TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {
   // the most that divide it, though parts of 32 bytes were asked for.
   EXPECT_EQ(rowParts(320, 32), 4u);
   EXPECT_EQ(rowParts(336, 16), 1u); // 21 vectors: no equal parts.
-  EXPECT_EQ(rowPartialsFloats(down, 4096), 64u);
+  EXPECT_EQ(rowPartialsFloats(down, 4096, 256), 64u);
   EXPECT_EQ(rowPartialsAt(down, 512), 8192u);
   EXPECT_EQ(sharedFloatsFor(down, 512, 4096), 8192u + 64);
   EXPECT_EQ(sharedFloatsFor(down, 512, 0), 8192u);
@@ -139,11 +139,11 @@ TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {
   TaskRecord gateUp = makeTask(Opcode::GateUp, 0);
   gateUp.aux[0] = 4096;
   gateUp.rowEnd = 10;
-  EXPECT_EQ(rowPartialsFloats(gateUp, 4096), 20u);
+  EXPECT_EQ(rowPartialsFloats(gateUp, 4096, 256), 20u);
   EXPECT_EQ(sharedFloatsFor(gateUp, 512, 4096), 4096u + 12 + 20); // x', gate[10] aligned, parts.
   // A plan whose rows x parts pass 2^32 saturates: no worker holds it.
   TaskRecord huge = gemv(1u << 20, 1u << 29); // 2^29 rows of 2 MiB, each in 16 parts.
-  EXPECT_EQ(rowPartialsFloats(huge, 16), 0xffffffffu);
+  EXPECT_EQ(rowPartialsFloats(huge, 16, 256), 0xffffffffu);
   EXPECT_EQ(sharedFloatsFor(huge, 512, 16), 0xffffffffu);
 }
 
