@@ -10,6 +10,7 @@
 
 #include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/Tagged.h"
+#include "ti/Plan/WeightTiles.h"
 #include "ti/Support/Bf16.h"
 
 #include <algorithm>
@@ -245,17 +246,41 @@ void gemvInput(const TaskContext &c, const TaskRecord &t, std::vector<float> &x)
   }
   normalizeInput(c, t, merged.data(), k, x);
 }
+
+/// The rows of a Gemv's or GateUp's weights: row j of the task's slice
+/// (j < its rows, gate and up rows alike), row-major or, with
+/// kFlagTiledWeights, gathered from its octet's tiles (WeightTiles.h).
+class WeightRowsOf {
+public:
+  WeightRowsOf(const TaskContext &c, const TaskRecord &t)
+      : w_(weightsAt(c, t.weight)), k_(t.aux[0]), tiled_(t.flags & plan::kFlagTiledWeights),
+        row_(tiled_ ? k_ : 0) {}
+  const uint16_t *operator[](uint64_t j) {
+    if (!tiled_)
+      return w_ + j * k_;
+    for (uint32_t c = 0; c < k_; c += plan::kTileCols)
+      std::memcpy(row_.data() + c, w_ + plan::tiledElement(j, c, k_),
+                  plan::kTileCols * sizeof(uint16_t));
+    return row_.data();
+  }
+
+private:
+  const uint16_t *w_;
+  uint32_t k_;
+  bool tiled_;
+  std::vector<uint16_t> row_;
+};
 } // namespace
 
 void cpu::runGemv(const TaskContext &c, const TaskRecord &t) {
   std::vector<float> x;
   gemvInput(c, t, x);
   uint32_t k = t.aux[0];
-  const uint16_t *w = weightsAt(c, t.weight);
+  WeightRowsOf w(c, t);
   const F32Operand y = out0(c, t), residual = in1(c, t);
   const bool addResidual = t.flags & plan::kFlagResidual;
   for (uint32_t i = t.rowBegin; i < t.rowEnd; ++i) {
-    float v = dotBf16(w + uint64_t(i - t.rowBegin) * k, x.data(), k);
+    float v = dotBf16(w[i - t.rowBegin], x.data(), k);
     if (addResidual)
       v = residual[i] + v;
     y.set(i, v);
@@ -269,12 +294,12 @@ void cpu::runGateUp(const TaskContext &c, const TaskRecord &t) {
   std::vector<float> x;
   gemvInput(c, t, x);
   const uint32_t k = t.aux[0], n = t.rowEnd - t.rowBegin;
-  const uint16_t *gate = weightsAt(c, t.weight);
-  const uint16_t *up = gate + uint64_t(n) * k;
+  WeightRowsOf w(c, t); // The gate rows, then the up rows.
   const F32Operand y = out0(c, t);
-  for (uint32_t u = 0; u < n; ++u)
-    y.set(t.rowBegin + u, silu(dotBf16(gate + uint64_t(u) * k, x.data(), k)) *
-                              dotBf16(up + uint64_t(u) * k, x.data(), k));
+  for (uint32_t u = 0; u < n; ++u) {
+    const float gate = dotBf16(w[u], x.data(), k);
+    y.set(t.rowBegin + u, silu(gate) * dotBf16(w[n + u], x.data(), k));
+  }
 }
 
 void cpu::runLmHead(const TaskContext &c, const TaskRecord &t) {

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Weights/Packer.h"
 
+#include "ti/Plan/WeightTiles.h"
 #include "ti/Support/Bf16.h"
 #include "ti/Weights/RandomWeights.h"
 #include "ti/Weights/SafeTensors.h"
@@ -90,6 +91,7 @@ struct Piece {
   const Source *src = nullptr;
   uint64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
   bool transposed = false;
+  bool tiled = false; // In octet tiles (ti/Plan/WeightTiles.h); whole octets.
   uint64_t out = 0;
   bool direct = false;              // Read straight into the chunk (bf16, not transposed).
   const uint8_t *staged = nullptr;  // The block's (r0, c0) in staging.
@@ -230,8 +232,15 @@ Status Packer::collect() {
       if (!added && it->second.shape != src.shape)
         return Status::error("the plan reads '" + s.checkpoint + "' as " +
                              shapeText(it->second.shape) + " and as " + shapeText(src.shape));
-      uint64_t rowBytes =
-          kPackedBytes * (s.transposed ? s.rowEnd - s.rowBegin : s.colEnd - s.colBegin);
+      if (s.tiled && (s.transposed || !plan::tileable(s.rowEnd - s.rowBegin, s.colEnd - s.colBegin)))
+        return Status::error(who + " has a tiled segment of '" + s.checkpoint +
+                             "' that is not whole octets of " + std::to_string(plan::kTileCols) +
+                             "-column tiles (rows [" + std::to_string(s.rowBegin) + ", " +
+                             std::to_string(s.rowEnd) + ") x cols [" + std::to_string(s.colBegin) +
+                             ", " + std::to_string(s.colEnd) + "))");
+      // A piece holds whole rows, of a tiled segment whole octets.
+      uint64_t rowBytes = kPackedBytes * (s.transposed ? s.rowEnd - s.rowBegin : s.colEnd - s.colBegin) *
+                          (s.tiled ? plan::kTileRows : 1);
       chunkCap = std::max(chunkCap, rowBytes);
       stagingCap = std::max(stagingCap, 2 * rowBytes); // Up to 4-byte sources.
     }
@@ -326,19 +335,23 @@ Status Packer::addSegment(const WeightSegment &seg) {
   uint64_t outRows = seg.transposed ? seg.colEnd - seg.colBegin : seg.rowEnd - seg.rowBegin;
   uint64_t rowElements = seg.transposed ? seg.rowEnd - seg.rowBegin : seg.colEnd - seg.colBegin;
   uint64_t rowBytes = kPackedBytes * rowElements;
-  bool direct = src.info && src.info->dtype == SafeDType::BF16 && !seg.transposed;
+  bool direct = src.info && src.info->dtype == SafeDType::BF16 && !seg.transposed && !seg.tiled;
   uint64_t stagedRowBytes = src.info && !direct ? rowElements * src.elementBytes : 0;
+  // Rows go in whole octets when tiled (collect() checked the segment).
+  const uint64_t grain = seg.tiled ? plan::kTileRows : 1;
   for (uint64_t k = 0; k < outRows;) {
-    if (chunkCap - chunkUsed < rowBytes || stagingCap - stagingUsed < stagedRowBytes)
+    if (chunkCap - chunkUsed < grain * rowBytes || stagingCap - stagingUsed < grain * stagedRowBytes)
       if (Status s = flush(); !s.ok())
         return s;
     uint64_t n = std::min({outRows - k, (chunkCap - chunkUsed) / rowBytes,
-                           std::max<uint64_t>(1, kPieceBytes / rowBytes)});
+                           std::max<uint64_t>(grain, kPieceBytes / rowBytes)});
     if (stagedRowBytes)
       n = std::min(n, (stagingCap - stagingUsed) / stagedRowBytes);
+    n -= n % grain;
     Piece p;
     p.src = &src;
     p.transposed = seg.transposed;
+    p.tiled = seg.tiled;
     p.direct = direct;
     p.out = chunkUsed;
     if (seg.transposed) {
@@ -428,6 +441,17 @@ void Packer::emitRow(const Piece &p, uint64_t j, uint64_t u0, uint64_t count,
 void Packer::convert(const Piece &p) const {
   uint16_t *out = chunks[current].get() + p.out / 2;
   uint64_t rows = p.r1 - p.r0, cols = p.c1 - p.c0;
+  if (p.tiled) {
+    // Each row's 32-column pieces to their tiles (the piece starts at an octet).
+    std::vector<uint16_t> row(cols);
+    for (uint64_t j = 0; j < rows; ++j) {
+      emitRow(p, j, 0, cols, row.data());
+      for (uint64_t c = 0; c < cols; c += plan::kTileCols)
+        std::memcpy(out + plan::tiledElement(j, c, cols), row.data() + c,
+                    plan::kTileCols * sizeof(uint16_t));
+    }
+    return;
+  }
   if (!p.transposed) {
     for (uint64_t j = 0; j < rows; ++j)
       emitRow(p, j, 0, cols, out + j * cols);
