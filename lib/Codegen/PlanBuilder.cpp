@@ -227,6 +227,8 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
         r.flags = 0;
         r.geometry = {};
       }
+      if (s.tiled)
+        r.flags |= plan::kFlagTiledWeights;
       break;
     case StageKind::AttentionChunks: {
       r.in[0] = at(s.input);

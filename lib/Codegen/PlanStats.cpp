@@ -72,6 +72,14 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
        << st.inFlightStages << " in flight (" << st.handOffInFlightStages
        << " for a wave not yet begun); " << thousands(filled)
        << " stages filled per token\n";
+    // The GEMV tasks whose weights are octet tiles (tile-weights).
+    const size_t tiled = std::count_if(p.tasks.begin(), p.tasks.end(), [](const TaskRecord &t) {
+      return (t.flags & kFlagTiledWeights) != 0;
+    });
+    if (tiled)
+      os << "  weight tiles: " << thousands(tiled)
+         << " gemv and gate_up tasks stream octets of 8 rows in 8 x 32 tiles, multiplied on the "
+            "tensor cores (stream_weight_tiles)\n";
     if (st.rowPartBytes)
       os << "  streamed rows longer than " << thousands(st.rowPartBytes)
          << " bytes: cut into equal parts of at most that many where the row allows, one warp each\n";

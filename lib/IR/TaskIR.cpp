@@ -111,6 +111,8 @@ void tir::printModule(const Module &m, llvm::raw_ostream &os) {
       os << " v_cache_from_row=" << s.vRowBegin;
     if (s.mergeChunks)
       os << " merge_chunks=" << s.chunks;
+    if (s.tiled)
+      os << " tiled";
     if (s.heads)
       os << " heads=" << s.heads << " kv_heads=" << s.kvHeads << " head_dim=" << s.headDim;
     if (s.kind == StageKind::AttentionChunks)

@@ -18,11 +18,14 @@
 //    the wave). On the post's 20 SMs q+k+v is 20 tasks of 153/154.
 // 2. Give task k the units [k*U/n, (k+1)*U/n) (rounded down), so the larger
 //    tasks are spread evenly.
+//    A tiled stage (tile-weights) is cut the same way in units of an octet
+//    (8 rows, or 8 units of a SiLU*up stage): every task's rows whole octets.
 // 3. Stages whose tasks are not row ranges: Select (one task per worker) and
 //    attention (one per (kv head, chunk)).
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Passes/Passes.h"
+#include "ti/Plan/WeightTiles.h"
 
 #include <algorithm>
 
@@ -82,15 +85,19 @@ public:
         return false;
       }
 
-      auto [b, c] = unitBytes(m, s);
-      const uint64_t units = s.units;
+      // A tiled stage is cut in whole octets of its rows (or of a SiLU*up
+      // stage's units, whose gate and up rows are each tiled).
+      const uint64_t grain = s.tiled ? plan::kTileRows : 1;
+      auto [unit, c] = unitBytes(m, s);
+      const uint64_t b = unit * grain;
+      const uint64_t units = s.units / grain;
       const uint64_t most = std::min<uint64_t>(workers, units);
       const double least = double((units + most - 1) / most * b + c);
       uint64_t n = 1;
       while (n < most && double((units + n - 1) / n * b + c) > (1 + tolerance) * least)
         ++n;
       for (uint64_t k = 0; k < n; ++k) {
-        Task t(k * units / n, (k + 1) * units / n);
+        Task t(k * units / n * grain, (k + 1) * units / n * grain);
         s.tasks.push_back(t);
       }
       if (s.kind == StageKind::FfnPartial) {

@@ -9,8 +9,10 @@
 //    ranges) as one tensor; the FFN per task as its gate rows, its up rows, and
 //    its columns of the down projection transposed; a GateUp (the SiLU*up
 //    GEMV) per task as its gate rows, then its up rows; weights used whole (the
-//    embedding, tied to the lm_head; the norm scales) once each. Every tensor
-//    starts at a multiple of plan::kWeightAlignment.
+//    embedding, tied to the lm_head; the norm scales) once each. A tiled
+//    stage's (tile-weights) rows go in octet tiles (ti/Plan/WeightTiles.h),
+//    in a tensor of its own. Every tensor starts at a multiple of
+//    plan::kWeightAlignment.
 // 4. Record each task's stream: its packed tensor, offset and length.
 //
 //===----------------------------------------------------------------------===//
@@ -147,13 +149,17 @@ private:
       case StageKind::LmHead: {
         const Weight &first = m.graph->weights[s.matrix[0].weight];
         int p;
-        if (s.matrix.size() == 1 && s.matrix[0].rowBegin == 0 &&
+        // A tiled stage's tensor is its own: a weight packed whole may be
+        // read row-major elsewhere (the embedding tied to the lm_head).
+        if (!s.tiled && s.matrix.size() == 1 && s.matrix[0].rowBegin == 0 &&
             s.matrix[0].rowEnd == static_cast<uint64_t>(first.type.shape[0])) {
           p = whole(m, s.matrix[0].weight);
         } else {
           std::vector<plan::WeightSegment> segs;
-          for (const WeightRows &w : s.matrix)
+          for (const WeightRows &w : s.matrix) {
             segs.push_back(segment(m, w.weight, w.rowBegin, w.rowEnd, 0, s.cols));
+            segs.back().tiled = s.tiled;
+          }
           p = addPacked(m, s.name, std::move(segs));
         }
         for (Task &t : s.tasks) {
@@ -183,8 +189,10 @@ private:
     for (const Task &t : s.tasks) {
       segs.push_back(segment(m, gate.weight, gate.rowBegin + t.rowBegin, gate.rowBegin + t.rowEnd,
                              0, s.cols));
+      segs.back().tiled = s.tiled;
       segs.push_back(
           segment(m, up.weight, up.rowBegin + t.rowBegin, up.rowBegin + t.rowEnd, 0, s.cols));
+      segs.back().tiled = s.tiled;
       if (down)
         segs.push_back(segment(m, s.matrix[2].weight, 0, s.cols, t.rowBegin, t.rowEnd,
                                /*transposed=*/true));

@@ -7,7 +7,8 @@
 // 1. A Plain target streams nothing: the module keeps an empty stream.
 // 2. Stage size: the target's stream_stage_bytes. Every row a task streams (K
 //    columns of a Gemv or LmHead, H of an FFN's gate, up and down rows) must
-//    fit one stage; longer rows are refused at their graph op, once.
+//    fit one stage; longer rows are refused at their graph op, once. A tiled
+//    stage's octets stream in pieces of a stage (ti/Plan/WeightTiles.h).
 // 3. Ring depth: as many stages as the target's stream_ring_bytes hold (up
 //    to the worker's kMaxStreamStages barrier pairs); the
 //    rest of the worker's shared memory is the tasks' (WorkerSupport.h checks
@@ -24,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Passes/Passes.h"
+#include "ti/Plan/WeightTiles.h"
 
 #include <algorithm>
 #include <set>
@@ -56,7 +58,8 @@ public:
       if (!streamsRows(s.kind))
         continue;
       const uint64_t rowBytes = s.cols * plan::kWeightBytes;
-      if (rowBytes > st.stageBytes) {
+      // A tiled stage streams octets in pieces of a stage (WeightTiles.h).
+      if (!s.tiled && rowBytes > st.stageBytes) {
         ok = false;
         if (!reported.insert(s.loc.getPointer()).second)
           continue;
@@ -69,9 +72,13 @@ public:
       plan::Opcode opcode = plan::Opcode::Nop;
       const uint64_t segments = stageOpcode(s, opcode) ? plan::streamSegmentCount(opcode) : 0;
       for (const Task &task : s.tasks)
-        filled += segments * plan::stagesOf(plan::StreamSegment{0, uint32_t(task.rows()),
-                                                                uint32_t(rowBytes)},
-                                            st.stageBytes);
+        filled += segments * (s.tiled ? task.rows() / plan::kTileRows *
+                                            plan::tiledPiecesPerOctet(
+                                                plan::octetBytes(uint32_t(rowBytes)),
+                                                st.stageBytes)
+                                      : plan::stagesOf(plan::StreamSegment{0, uint32_t(task.rows()),
+                                                                           uint32_t(rowBytes)},
+                                                       st.stageBytes));
     }
     count("streamed-stages", filled);
     if (ok)

@@ -1,5 +1,6 @@
 //===- Target.cpp - What the compiler knows about a GPU -------------------===//
 #include "ti/Target/Target.h"
+#include "ti/Plan/WeightTiles.h"
 
 #include <nlohmann/json.hpp>
 
@@ -195,6 +196,9 @@ Status validate(const Target &t, const std::string &source) {
     return bad("\"stream_in_flight_bytes\" must be between a stage and the ring");
   if (t.streamRowPartBytes % 16)
     return bad("\"stream_row_part_bytes\" must be a multiple of 16");
+  if (t.streamWeightTiles && t.streamStageBytes % plan::kTileBytes)
+    return bad("\"stream_stage_bytes\" must be a multiple of " + std::to_string(plan::kTileBytes) +
+               " (a weight tile) with \"stream_weight_tiles\"");
   if (t.streamHandOffInFlightBytes > t.streamInFlightBytes)
     return bad("\"stream_hand_off_in_flight_bytes\" must be at most \"stream_in_flight_bytes\"");
   return Status();
@@ -291,6 +295,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "tag_chunked_attention") s = wantBool(t.tagChunkedAttention);
     else if (key == "stream_kv") s = wantBool(t.streamKv);
     else if (key == "stream_kv_context") s = wantUInt(t.streamKvContext);
+    else if (key == "stream_weight_tiles") s = wantBool(t.streamWeightTiles);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
     if (!s.ok())
       return s;
@@ -334,6 +339,7 @@ std::string ti::targetToJson(const Target &t) {
             {"hand_offs", handOffsName(t.handOffs)},
             {"tag_chunked_attention", t.tagChunkedAttention},
             {"stream_kv", t.streamKv},
-            {"stream_kv_context", t.streamKvContext}};
+            {"stream_kv_context", t.streamKvContext},
+            {"stream_weight_tiles", t.streamWeightTiles}};
   return j.dump(2) + "\n";
 }

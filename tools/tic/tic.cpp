@@ -11,6 +11,7 @@
 // file:line:col: error: ... where it concerns the graph).
 //
 //===----------------------------------------------------------------------===//
+#include "ti/Plan/WeightTiles.h"
 #include "ti/Codegen/PlanBuilder.h"
 #include "ti/Codegen/PlanStats.h"
 #include "ti/IR/Diagnostics.h"
@@ -53,6 +54,7 @@ struct Options {
   std::string ffnForm;   // Empty: the target's.
   std::string handOffs;  // Empty: the target's.
   std::optional<uint32_t> streamKvContext; // Unset: the target's.
+  std::string weightTiles; // Empty: the target's.
   std::string passes;
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
@@ -150,6 +152,13 @@ int run(const Options &opts) {
   // After the model switch, which takes the stream worker's own choice.
   if (opts.streamKvContext)
     target->streamKvContext = *opts.streamKvContext;
+  if (!opts.weightTiles.empty()) {
+    target->streamWeightTiles = opts.weightTiles == "on";
+    if (target->streamWeightTiles && target->streamStageBytes % ti::plan::kTileBytes)
+      return fail("--weight-tiles on: the target's stage of " +
+                  llvm::Twine(target->streamStageBytes) + " bytes is not whole tiles of " +
+                  llvm::Twine(ti::plan::kTileBytes));
+  }
 
   ti::tir::Module module;
   module.graph = &*graph;
@@ -249,6 +258,10 @@ int main(int argc, char **argv) {
   app.add_option("--stream-kv-context", opts.streamKvContext,
                  "override the target's context above which the stream worker's attention takes "
                  "its cached K/V rows through the weight stream (0: every step in chunks)");
+  app.add_option("--weight-tiles", opts.weightTiles,
+                 "whether the stream worker's GEMV weights go in octet tiles for the tensor cores "
+                 "(on or off; default: the target's)")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--hand-offs", opts.handOffs,
                  "how a wave hands its outputs on: grid (a grid barrier after it) or tags (tagged "
                  "values each reader waits for) (default: the target's)")

@@ -111,6 +111,7 @@ struct Stage {
   bool vCacheWrite = false;   // Gemv: rows >= vRowBegin go to the V cache (output2).
   uint64_t vRowBegin = 0;
   bool mergeChunks = false;   // Gemv: input is the attention partials.
+  bool tiled = false;         // Gemv: weights in octet tiles (tile-weights).
   // Attention.
   unsigned heads = 0, kvHeads = 0, headDim = 0, chunks = 1;
   double scale = 0;

@@ -111,6 +111,10 @@ struct Target {
   /// split context), where a task's chunk is long enough to pay for its two
   /// stage waits (TaskRecord.h: streamsKvAt); 0: in every long-mode step.
   uint32_t streamKvContext = 0;
+  /// Stream execution: whether the GEMV stages whose rows and columns allow it
+  /// store their weights in octet tiles (tile-weights; ti/Plan/WeightTiles.h),
+  /// which the stream worker's consumers multiply on the tensor cores.
+  bool streamWeightTiles = false;
 
   plan::WorkerLimits workerLimits() const {
     return plan::WorkerLimits{threadsPerWorker, maxQueryHeadsPerKvHead, headDims,

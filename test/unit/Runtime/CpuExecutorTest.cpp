@@ -246,6 +246,35 @@ TEST_F(CpuExecutorTest, TaggedHandOffsGiveTheSameBits) {
   }
 }
 
+TEST_F(CpuExecutorTest, WeightTilesGiveTheSameBits) {
+  // GEMV weights in octet tiles (tile-weights, WeightTiles.h) change where
+  // each weight is packed and how the rows are balanced (whole octets), not
+  // one bit of the CPU's arithmetic: tipack packs the same random values at
+  // their tiled places and the CPU executor gathers each row back; logits
+  // equal the row plan's at every step, and match the reference.
+  for (const char *graph : {"models/tiny.graph", "test/models/Inputs/mixed-layers.graph"}) {
+    SCOPED_TRACE(graph);
+    const std::string common = "--target h200 --attention-split-context 16 ";
+    auto rows = compileAndPack(common + "--weight-tiles off", graph);
+    auto tiles = compileAndPack(common + "--weight-tiles on", graph);
+    ASSERT_TRUE(rows && tiles);
+    size_t tiled = 0;
+    for (const plan::TaskRecord &t : tiles->plan.tasks)
+      tiled += (t.flags & plan::kFlagTiledWeights) != 0;
+    EXPECT_GT(tiled, 0u);
+    for (const plan::TaskRecord &t : rows->plan.tasks)
+      EXPECT_FALSE(t.flags & plan::kFlagTiledWeights);
+    CpuExecutor a(rows, 2), b(tiles, 2);
+    for (int32_t pos = 0; pos < 40; ++pos) {
+      const int32_t token = forcedToken(*rows, pos);
+      EXPECT_EQ(stepOnce(a, *rows, pos, token), stepOnce(b, *tiles, pos, token)) << "step " << pos;
+    }
+  }
+  auto tiles = compileAndPack("--target h200 --attention-split-context 16 --weight-tiles on");
+  ASSERT_TRUE(tiles);
+  compareWithReference(*tiles, 2, /*greedy=*/false);
+}
+
 TEST_F(CpuExecutorTest, MatchesTheReferenceOnVariedTokens) {
   // Teacher-forced distinct tokens: distinct K/V rows, so the softmax weights
   // matter; both attention forms, both targets.
