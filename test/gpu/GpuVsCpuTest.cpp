@@ -23,7 +23,8 @@
 // execution model (weights through the bulk-copy ring, sm_90 only): the tiny
 // model, the mixed layers, stages of two rows that wrap the ring inside every
 // task, bit-identical reruns, launches that stop early or run 64 steps, and
-// the 1B and 3B shapes.
+// the 1B and 3B shapes; with the GEMVs' weights in octet tiles (the default,
+// ops/TiledGemv.cuh) and in rows (`tic --weight-tiles off`).
 //
 // Without a GPU every test is skipped (GTEST_SKIP; ctest shows them skipped).
 //
@@ -442,7 +443,9 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithRowsCutIntoParts) {
           "\"stream_row_part_bytes\": 32, \"stream_stage_bytes\": 640, \"stream_ring_bytes\": 2560, "
           "\"stream_in_flight_bytes\": 640"}) {
       SCOPED_TRACE(std::string(form) + ", " + keys);
-      auto lp = streamPlan("models/tiny.graph", std::string("--ffn-form ") + form, keys);
+      // The row form: tiled weights are not cut into parts.
+      auto lp = streamPlan("models/tiny.graph", std::string("--weight-tiles off --ffn-form ") + form,
+                           keys);
       ASSERT_TRUE(lp);
       EXPECT_GT(lp->plan.stream.rowPartBytes, 0u);
       expectStepsMatchTheCpu(lp, kSteps, 4);
@@ -453,7 +456,7 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithWholeLongRows) {
   // Llama 3.2 1B's shape with rows uncut: a warp keeps 8 of a row's 16-byte
   // vectors of x' per lane in registers (XSlice), all of a 4 KB row's (256
   // vectors); its 16 KB down rows (1,024) take the rest from shared memory.
-  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 64",
+  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 64 --weight-tiles off",
                        "\"stream_row_part_bytes\": 0");
   ASSERT_TRUE(lp);
   EXPECT_EQ(lp->plan.stream.rowPartBytes, 0u);
@@ -682,6 +685,62 @@ TEST_F(StreamGpuVsCpuTest, TaggedHandOffsMatchTheCpuWhenLayersDiffer) {
   ASSERT_TRUE(lp);
   ASSERT_TRUE(handsOffByTags(*lp));
   expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
+/// Whether `lp` has Gemv and GateUp tasks over weight tiles (tile-weights).
+bool hasTiledTasks(const LoadedPlan &lp) {
+  for (auto op : {plan::Opcode::Gemv, plan::Opcode::GateUp})
+    if (!std::any_of(lp.plan.tasks.begin(), lp.plan.tasks.end(), [&](const plan::TaskRecord &t) {
+          return t.opcode == uint16_t(op) && (t.flags & plan::kFlagTiledWeights);
+        }))
+      return false;
+  return true;
+}
+
+TEST_F(StreamGpuVsCpuTest, WeightTilesMatchTheCpu) {
+  // The Gemv and GateUp tasks multiply octet tiles on the tensor cores
+  // (ops/TiledGemv.cuh): the tiny model's 1 KB octets in one stage, and in
+  // stages of one tile (two pieces an octet, the ring wrapping inside every
+  // task); many steps in one launch; the same bits run to run.
+  for (const char *keys : {"", "\"stream_stage_bytes\": 512, \"stream_ring_bytes\": 2560, "
+                               "\"stream_in_flight_bytes\": 1024, \"stream_row_part_bytes\": 0"}) {
+    SCOPED_TRACE(keys);
+    auto lp = streamPlan("models/tiny.graph", "--hand-offs tags --weight-tiles on", keys);
+    ASSERT_TRUE(lp);
+    ASSERT_TRUE(hasTiledTasks(*lp));
+    expectStepsMatchTheCpu(lp, kSteps, 4);
+    expectLaunchMatchesTheCpu(lp, kSteps);
+    expectRerunsBitIdentical(lp);
+  }
+}
+
+TEST_F(StreamGpuVsCpuTest, WeightTilesMatchTheCpuWhenLayersDiffer) {
+  auto lp = streamPlan("test/models/Inputs/mixed-layers.graph", "--weight-tiles on");
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(hasTiledTasks(*lp));
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+}
+
+TEST_P(StreamGpuVsCpuModelTest, TheRowFormMatchesTheCpu) {
+  // The default plans tile their GEMVs (tile-weights); the row form
+  // (Common.cuh: XSlice, rows cut into parts) stays reachable.
+  auto lp = streamPlan("models/" + std::string(GetParam().model) + ".graph",
+                       "--max-context 64 --weight-tiles off");
+  ASSERT_TRUE(lp);
+  ASSERT_FALSE(std::any_of(lp->plan.tasks.begin(), lp->plan.tasks.end(), [](const auto &t) {
+    return t.flags & plan::kFlagTiledWeights;
+  }));
+  expectStepsMatchTheCpu(lp, 20, 0, GetParam().tolerance);
+}
+
+TEST_P(StreamGpuVsCpuModelTest, WeightTilesMatchTheCpu) {
+  // The 1B's octets of 2,048 columns are one stage each, its down rows'
+  // (8,192) four; the 3B's (3,072) a stage and a half.
+  auto lp = streamPlan("models/" + std::string(GetParam().model) + ".graph",
+                       "--max-context 64 --weight-tiles on");
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(hasTiledTasks(*lp));
+  expectStepsMatchTheCpu(lp, 20, 0, GetParam().tolerance);
 }
 
 TEST_F(GpuVsCpuTest, ThePlainWorkerRunsTaggedHandOffs) {

@@ -37,6 +37,7 @@
 #include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/Execution.h"
 #include "ti/Plan/TaskRecord.h"
+#include "ti/Plan/WeightTiles.h"
 
 #include <cstdint>
 
@@ -177,6 +178,28 @@ public:
     }
   }
 
+  /// Every consumer thread, for every tiled segment of a kFlagTiledWeights
+  /// task in order (WeightTiles.h): per octet of `s`, per piece of it (one
+  /// stage each), waits for it to land, calls body(octet, first, bytes,
+  /// data) (the piece's bytes, starting `first` bytes into the octet, at
+  /// `data` in shared memory) and releases the stage.
+  template <typename Body>
+  __device__ __forceinline__ void consumeTiled(const plan::StreamSegment &s, Body body) {
+    const uint32_t octet = plan::octetBytes(s.rowBytes);
+#pragma unroll 1
+    for (uint32_t o = 0; o < s.rows / plan::kTileRows; ++o)
+#pragma unroll 1
+      for (uint32_t first = 0; first < octet; first += ring_.stageBytes) {
+        if (waits_)
+          ring_.full[at_.stage].wait(at_.parity);
+        body(o, first, plan::tiledPieceBytes(octet, first, ring_.stageBytes),
+             ring_.stage(at_.stage));
+        if (waits_)
+          ring_.empty[at_.stage].arrive();
+        at_.advance(ring_.count);
+      }
+  }
+
   /// The bytes of a part of a streamed row: longer rows are cut into parts
   /// (Execution.h: StreamConfig::rowPartBytes; 0: whole rows).
   __device__ uint32_t rowPartBytes() const { return rowPartBytes_; }
@@ -187,8 +210,12 @@ public:
   /// Releases task t's stages unread (WorkerMode::StreamOnly).
   __device__ void skip(const plan::TaskRecord &t) {
     const plan::StreamSegments segments = plan::streamSegments(t);
-    for (uint32_t k = 0; k < segments.count; ++k)
-      consume(segments.segment[k], [](uint32_t, uint32_t, const uint8_t *) {});
+    for (uint32_t k = 0; k < segments.count; ++k) {
+      if (t.flags & plan::kFlagTiledWeights)
+        consumeTiled(segments.segment[k], [](uint32_t, uint32_t, uint32_t, const uint8_t *) {});
+      else
+        consume(segments.segment[k], [](uint32_t, uint32_t, const uint8_t *) {});
+    }
   }
 #endif
 
@@ -250,11 +277,13 @@ public:
           continue;
         }
         const plan::StreamSegments segments = plan::streamSegments(tasks[i]);
+        const bool tiled = tasks[i].flags & plan::kFlagTiledWeights;
         // Unrolled: constant indices keep the segments in registers (a
         // variable index put the list in local memory).
 #pragma unroll
         for (uint32_t k = 0; k < 3; ++k)
-          if (k < segments.count && !fill(segments.segment[k], wave))
+          if (k < segments.count &&
+              !(tiled ? fillTiled(segments.segment[k], wave) : fill(segments.segment[k], wave)))
             return drain();
       }
     drain();
@@ -309,6 +338,19 @@ private:
     return fillFrom(base_, s, wave);
   }
 
+  /// Copies tiled segment `s` (WeightTiles.h), of launch wave `wave`, into
+  /// the next stages: octet after octet, each in pieces of a stage, as
+  /// WeightStream::consumeTiled takes them.
+  __device__ bool fillTiled(const plan::StreamSegment &s, uint32_t wave) {
+    const uint32_t octet = plan::octetBytes(s.rowBytes);
+    const uint8_t *src = base_ + s.offset;
+    for (uint32_t o = 0; o < s.rows / plan::kTileRows; ++o, src += octet)
+      for (uint32_t first = 0; first < octet; first += ring_.stageBytes)
+        if (!copyStage(src + first, plan::tiledPieceBytes(octet, first, ring_.stageBytes), wave))
+          return false;
+    return true;
+  }
+
   /// Attention task t's cached K/V rows at launch step `step`
   /// (ops/AttentionStream.cuh walks the same blocks): [begin, min(end, pos))
   /// of its kv head, kvBlockRows at a time, a block's K rows then its V rows.
@@ -353,21 +395,26 @@ private:
   /// the next stages.
   __device__ bool fillFrom(const uint8_t *base, const plan::StreamSegment &s, uint32_t wave) {
     const uint32_t per = plan::rowsPerStage(s, ring_.stageBytes);
-    for (uint32_t first = 0; first < s.rows; first += per) {
-      // The stage is free once every consumer thread released its previous fill
-      // (a fresh barrier's phase of the other parity counts as complete).
-      if (!waitUnlessStopped(ring_.empty[at_.stage], at_.parity ^ 1))
+    for (uint32_t first = 0; first < s.rows; first += per)
+      if (!copyStage(base + s.offset + uint64_t(first) * s.rowBytes,
+                     min(per, s.rows - first) * s.rowBytes, wave))
         return false;
-      if (!waitForCopySlot(wave))
-        return false;
-      const uint32_t bytes = min(per, s.rows - first) * s.rowBytes;
-      StageBarrier &full = ring_.full[at_.stage];
-      full.arriveExpectingBytes(bytes);
-      full.bulkCopy(ring_.stage(at_.stage), base + s.offset + uint64_t(first) * s.rowBytes,
-                    bytes);
-      ++issued_;
-      at_.advance(ring_.count);
-    }
+    return true;
+  }
+
+  /// Copies `bytes` at `src`, of launch wave `wave`, into the next stage.
+  __device__ bool copyStage(const uint8_t *src, uint32_t bytes, uint32_t wave) {
+    // The stage is free once every consumer thread released its previous fill
+    // (a fresh barrier's phase of the other parity counts as complete).
+    if (!waitUnlessStopped(ring_.empty[at_.stage], at_.parity ^ 1))
+      return false;
+    if (!waitForCopySlot(wave))
+      return false;
+    StageBarrier &full = ring_.full[at_.stage];
+    full.arriveExpectingBytes(bytes);
+    full.bulkCopy(ring_.stage(at_.stage), src, bytes);
+    ++issued_;
+    at_.advance(ring_.count);
     return true;
   }
 

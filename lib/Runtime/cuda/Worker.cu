@@ -46,6 +46,7 @@
 #include "ops/Gemv.cuh"
 #include "ops/LmHead.cuh"
 #include "ops/Reduce.cuh"
+#include "ops/TiledGemv.cuh"
 
 #include "ti/Plan/Plan.h"
 #include "ti/Runtime/WorkerMode.h"
@@ -73,6 +74,15 @@ __device__ void runSelectToken(const KernelArgs &, const plan::TaskRecord &, con
 __device__ __forceinline__ void runTask(const KernelArgs &a, const plan::TaskRecord &t,
                                         const Step &step, WeightStream &ws, const Scratch &s) {
   ws.beginTask(t);
+#if TI_WORKER_STREAM
+  // Gemv and GateUp tasks over weight tiles: one call site, so that the
+  // kernel holds one copy of the tiled form (two made it spill).
+  if (t.flags & plan::kFlagTiledWeights) {
+    runTiledTask(a, t, step, ws, s);
+    ws.endTask();
+    return;
+  }
+#endif
   switch (static_cast<plan::Opcode>(t.opcode)) {
 #define TI_OPCODE(Name, Value, Spelling, Kind)                                                     \
   case plan::Opcode::Name:                                                                         \

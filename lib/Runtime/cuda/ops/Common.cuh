@@ -297,14 +297,43 @@ __device__ __forceinline__ void mergeChunks(const F32In &in, uint64_t at, uint64
     x[e] /= l;
 }
 
+/// Eight values of x' at `at` (shared memory, 32 bytes, 16-byte aligned):
+/// as floats, or, for a tiled task (`fragments`), as the A operand words of
+/// its tensor-core products (ops/TiledGemv.cuh): value e as a bf16 pair hi
+/// + lo (hi = bf16(x), lo = bf16(x - hi)), the words hi(0,1) lo(0,1)
+/// hi(2,3) lo(2,3) hi(4,5) lo(4,5) hi(6,7) lo(6,7), the lower element in
+/// the lower half, in the 32 bytes the floats would take.
+__device__ __forceinline__ void storeVector(float *at, const float (&x)[kVector],
+                                            bool fragments) {
+  if (!fragments) {
+    reinterpret_cast<float4 *>(at)[0] = float4{x[0], x[1], x[2], x[3]};
+    reinterpret_cast<float4 *>(at)[1] = float4{x[4], x[5], x[6], x[7]};
+    return;
+  }
+  uint32_t hi[kVector / 2], lo[kVector / 2];
+#pragma unroll
+  for (uint32_t p = 0; p < kVector / 2; ++p) {
+    const uint16_t h0 = floatToBf16(x[2 * p]), h1 = floatToBf16(x[2 * p + 1]);
+    const uint16_t l0 = floatToBf16(x[2 * p] - bf16ToFloat(h0));
+    const uint16_t l1 = floatToBf16(x[2 * p + 1] - bf16ToFloat(h1));
+    hi[p] = uint32_t(h0) | uint32_t(h1) << 16;
+    lo[p] = uint32_t(l0) | uint32_t(l1) << 16;
+  }
+  reinterpret_cast<uint4 *>(at)[0] = uint4{hi[0], lo[0], hi[1], lo[1]};
+  reinterpret_cast<uint4 *>(at)[1] = uint4{hi[2], lo[2], hi[3], lo[3]};
+}
+
 /// x = the input vector (f32[K] at in[0], plain or tagged; with
 /// kFlagMergeChunks and `chunks` above 1 the attention chunks' partials
 /// merged, TaskRecord.h), normalised
 /// when the task has a norm: x' = x * rsqrt(mean(x^2) + eps) * scale. Written
-/// to xs[K] (shared); K must be a multiple of 8. Ends with a block barrier.
+/// to xs[K] (shared) as floats, or with `fragments` as a tiled task's A
+/// operand words (storeVector); K must be a multiple of 8. Ends with a
+/// block barrier.
 __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord &t,
                                     const Step &step, WeightStream &ws, uint32_t k,
-                                    uint32_t chunks, float *xs, const Scratch &s) {
+                                    uint32_t chunks, float *xs, const Scratch &s,
+                                    bool fragments = false) {
   const F32In in = in0(a, t, step);
   const uint64_t norm = t.norm;
   // With one vector of the row per thread (K <= 8 * kThreads), the scale's
@@ -337,10 +366,10 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
       in.load8(v * kVector, x);
     }
 #pragma unroll
-    for (uint32_t e = 0; e < kVector; ++e) {
-      xs[v * kVector + e] = x[e];
+    for (uint32_t e = 0; e < kVector; ++e)
       squares = fmaf(x[e], x[e], squares);
-    }
+    // Without a norm these are x' already.
+    storeVector(xs + v * kVector, x, fragments && norm == plan::kNone);
   }
   if (norm == plan::kNone) {
     blockBarrier();
@@ -352,11 +381,11 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
     const Bf16x8 scale = oneVector ? early : ws.load(norm + uint64_t(v) * kVectorBytes);
+    float x[kVector];
 #pragma unroll
-    for (uint32_t e = 0; e < kVector; ++e) {
-      uint32_t i = v * kVector + e;
-      xs[i] = xs[i] * r * scale.at(e);
-    }
+    for (uint32_t e = 0; e < kVector; ++e)
+      x[e] = xs[v * kVector + e] * r * scale.at(e);
+    storeVector(xs + v * kVector, x, fragments);
   }
   blockBarrier();
   ws.inputsReady();

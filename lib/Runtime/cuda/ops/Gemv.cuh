@@ -7,6 +7,7 @@
 //    its lanes streaming 16-byte vectors of both (forEachRowDot, Common.cuh).
 //    Stream: the rows arrive through the ring, row i for warp i mod kWarps
 //    (forEachStreamedRowDot).
+// (A kFlagTiledWeights task runs TiledGemv.cuh's form instead: Worker.cu.)
 // 3. Lane 0 writes y[i] (+ residual[i], kFlagResidual; either may be tagged,
 //    Common.cuh: F32In, F32Out) and, for rows >= aux[1] with kFlagVCache,
 //    bf16(y[i]) to row pos of the V cache (AttentionLayout.h: KvCacheLayout).
