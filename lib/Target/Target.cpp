@@ -95,6 +95,10 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // steps 13 and 14).
   t.streamKv = stream;
   t.streamKvContext = stream ? 1024 : 0;
+  // The GEMV weights in octet tiles, multiplied on the tensor cores: on the
+  // H200 the 1B 1.5-2% faster at contexts 1 and 128 and 4.5% at 4,096 than
+  // its parent, the 8B the same (docs/PERFORMANCE.md, step 15).
+  t.streamWeightTiles = stream;
   return t;
 }
 
