@@ -10,12 +10,11 @@
 //
 // of the block (tiledElement).
 //
-// Why: the stream worker's consumers multiply a tile with `mma.sync` (the
-// octet's rows as the 8 columns of the B operand; ops/TiledGemv.cuh), and
-// lane l's part of a tile is the 16 bytes at l * 16: row l / 4's columns
-// 8 (l % 4) .. + 8, one 16-byte shared-memory load a lane with no bank
-// conflict. In row-major rows 4 KB apart, the 8 rows of a B operand sit in
-// the same banks.
+// Why: the stream worker's consumers multiply a tile with one `mma.sync`
+// (the tile as the 16 x 16 A operand; ops/TiledGemv.cuh), and lane l's part
+// of a tile is the 16 bytes at l * 16: row l / 4's columns 8 (l % 4) .. + 8,
+// one 16-byte shared-memory load a lane with no bank conflict. In row-major
+// rows 4 KB apart, the 8 rows of an operand sit in the same banks.
 //
 // The stream of a tiled segment (Execution.h: streamSegments) is its octets
 // in order, each cut into pieces of at most a stage (tiledPieceBytes): a

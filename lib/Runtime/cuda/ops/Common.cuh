@@ -298,11 +298,12 @@ __device__ __forceinline__ void mergeChunks(const F32In &in, uint64_t at, uint64
 }
 
 /// Eight values of x' at `at` (shared memory, 32 bytes, 16-byte aligned):
-/// as floats, or, for a tiled task (`fragments`), as the A operand words of
+/// as floats, or, for a tiled task (`fragments`), as the B operand words of
 /// its tensor-core products (ops/TiledGemv.cuh): value e as a bf16 pair hi
-/// + lo (hi = bf16(x), lo = bf16(x - hi)), the words hi(0,1) lo(0,1)
-/// hi(2,3) lo(2,3) hi(4,5) lo(4,5) hi(6,7) lo(6,7), the lower element in
-/// the lower half, in the 32 bytes the floats would take.
+/// + lo (hi = bf16(x), lo = bf16(x - hi)), the words hi(0,1) hi(2,3)
+/// lo(0,1) lo(2,3) hi(4,5) hi(6,7) lo(4,5) lo(6,7), the lower element in
+/// the lower half, in the 32 bytes the floats would take: the 8 bytes at
+/// 8 g are B's column g for these columns (g = 0..3).
 __device__ __forceinline__ void storeVector(float *at, const float (&x)[kVector],
                                             bool fragments) {
   if (!fragments) {
@@ -319,15 +320,15 @@ __device__ __forceinline__ void storeVector(float *at, const float (&x)[kVector]
     hi[p] = uint32_t(h0) | uint32_t(h1) << 16;
     lo[p] = uint32_t(l0) | uint32_t(l1) << 16;
   }
-  reinterpret_cast<uint4 *>(at)[0] = uint4{hi[0], lo[0], hi[1], lo[1]};
-  reinterpret_cast<uint4 *>(at)[1] = uint4{hi[2], lo[2], hi[3], lo[3]};
+  reinterpret_cast<uint4 *>(at)[0] = uint4{hi[0], hi[1], lo[0], lo[1]};
+  reinterpret_cast<uint4 *>(at)[1] = uint4{hi[2], hi[3], lo[2], lo[3]};
 }
 
 /// x = the input vector (f32[K] at in[0], plain or tagged; with
 /// kFlagMergeChunks and `chunks` above 1 the attention chunks' partials
 /// merged, TaskRecord.h), normalised
 /// when the task has a norm: x' = x * rsqrt(mean(x^2) + eps) * scale. Written
-/// to xs[K] (shared) as floats, or with `fragments` as a tiled task's A
+/// to xs[K] (shared) as floats, or with `fragments` as a tiled task's B
 /// operand words (storeVector); K must be a multiple of 8. Ends with a
 /// block barrier.
 __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord &t,

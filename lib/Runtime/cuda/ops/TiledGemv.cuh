@@ -4,20 +4,26 @@
 // rows are stored in octet tiles (ti/Plan/WeightTiles.h) and arrive through
 // the ring octet by octet, in pieces of a stage (WeightStream::consumeTiled).
 //
-// 1. x' into shared memory as the A operand of `mma.sync.m16n8k16` (bf16 in,
+// 1. x' into shared memory as the B operand of `mma.sync.m16n8k16` (bf16 in,
 //    f32 sums): for each 8 columns of x', a bf16 hi and lo pair per value in
 //    the 32 bytes the floats would take (Common.cuh: loadNormalizedInput with
-//    fragments, storeVector). A's row 0 is hi and row 8 lo, the other rows
-//    zero, so only lanes 0-3 hold a nonzero A operand.
-// 2. A tile is 8 rows x 32 columns, the B operands of two products (k
-//    blocks of 16): lane l's 16 bytes are row l / 4's columns 8 (l % 4) .. +8,
-//    of which columns +0..3 feed the first product and +4..7 the second
-//    (which k slot a column takes does not change a dot product, as long as
-//    A's x' sits in the same slot: storeVector's order). Warp w takes the
-//    piece's tiles w, w + 8, ..., two a turn into four accumulator chains,
-//    so a chain is a quarter of its products deep. At the octet's last piece the warp adds
-//    its chains (in a fixed order) and lane q < 4 leaves the rows 2q and
-//    2q + 1 of its sum (hi + lo: C's rows 0 and 8) in the tile partials
+//    fragments, storeVector).
+// 2. A tile (8 rows x 32 columns) is the A operand of one product: lane l's
+//    16 bytes are row g = l / 4's columns 8t .. 8t + 7 (t = l % 4), of which
+//    the first four take A's row g and the last four its row g + 8 (which k
+//    slot a column takes does not change a dot product as long as B's x'
+//    sits in the same slot). B's columns 0 and 1 are x' hi and lo for the
+//    first four of each 8 columns, its columns 2 and 3 for the last four,
+//    the others zero, so only lanes 0-15 hold a nonzero B operand (8 bytes
+//    a tile), and row r's dot product is C(r, 0) + C(r, 1) + C(r + 8, 2) +
+//    C(r + 8, 3): lane 4r's c0 + c1 and lane 4r + 1's c2 + c3. (With x' as
+//    A, whose 16 rows held x' in two, a tile took two products and its B
+//    twice the registers: the 1B 13% slower in compute-only mode,
+//    docs/PERFORMANCE.md, step 16.) Warp w takes
+//    the piece's tiles w, w + 8, ... in batches whose loads are all issued
+//    before the first product, into two accumulator chains that live across
+//    an octet's pieces. At the octet's last piece the warp adds its chains
+//    (in a fixed order) and lane 4r leaves row r's sum in the tile partials
 //    (shared memory, [rows][warps]: WorkerLayout.h).
 // 3. After the last octet and a block barrier, thread r adds row r's warps'
 //    partials in warp order and emits it: Gemv's residual, output and V
@@ -45,19 +51,37 @@ __device__ __forceinline__ void mmaBf16(float (&d)[4], uint32_t a0, uint32_t a1,
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+/// One tile's product: A (the weights) from lane l's 16 bytes at `w`, B (x')
+/// from its 8 bytes at `x` (lanes 0-15; the others' B is zero).
+struct TileOperands {
+  uint4 w;
+  uint2 x;
+  __device__ __forceinline__ void load(const uint8_t *wAt, const uint8_t *xAt, bool holdsX) {
+    w = *reinterpret_cast<const uint4 *>(wAt);
+    x = holdsX ? *reinterpret_cast<const uint2 *>(xAt) : uint2{0, 0};
+  }
+  __device__ __forceinline__ void multiply(float (&d)[4]) const {
+    // A's words: row g's two k pairs (a0, a2) are the row's columns 8t..8t+3,
+    // row g + 8's (a1, a3) its columns 8t+4..8t+7.
+    mmaBf16(d, w.x, w.z, w.y, w.w, x.x, x.y);
+  }
+};
+
 /// Steps 2 of every segment of task t, then a block barrier: every row's
 /// warp partials in `partials` ([rows of all segments][kWarps], the
-/// segments' rows one after another). `xa` is x' as A words (step 1).
+/// segments' rows one after another). `xb` is x' as B words (step 1).
 __device__ __forceinline__ void tiledProducts(WeightStream &ws, const plan::TaskRecord &t,
-                                              const float *xa, float *partials) {
-  constexpr uint32_t kChains = 4;
+                                              const float *xb, float *partials) {
+  constexpr uint32_t kChains = 2;
   // The tiles of a 32 KB stage: the pieces the unrolled batch takes.
   constexpr uint32_t kFullPieceTiles = 64;
+  // A tile's B words: 8 bytes for each of its 32 columns' 4 bytes.
+  constexpr uint32_t kTileXBytes = plan::kTileCols * 4;
   const plan::StreamSegments segments = plan::streamSegments(t);
   const uint32_t lane = laneId(), warp = warpId();
-  // Lanes 0-3 read their A words (32 bytes a lane per tile); the others' are 0.
-  const bool holdsA = lane < 4;
-  const uint8_t *aBase = reinterpret_cast<const uint8_t *>(xa) + lane * 32;
+  const bool holdsX = lane < 16;
+  // Lane (g, t)'s B words of a tile: column g of its columns 8t .. 8t + 7.
+  const uint8_t *xBase = reinterpret_cast<const uint8_t *>(xb) + (lane % 4) * 32 + (lane / 4) * 8;
   uint32_t rowBase = 0; // The segment's first row among all segments' rows.
 #pragma unroll 1
   for (uint32_t k = 0; k < segments.count; ++k) {
@@ -65,84 +89,65 @@ __device__ __forceinline__ void tiledProducts(WeightStream &ws, const plan::Task
     float acc[kChains][4] = {};
     ws.consumeTiled(seg, [&](uint32_t octet, uint32_t first, uint32_t bytes, const uint8_t *data) {
       const uint32_t tiles = bytes / plan::kTileBytes;
-      // The piece's first tile in its octet: the A words of its columns.
-      const uint8_t *a = aBase + first / plan::kTileBytes * (plan::kTileCols * 4);
+      // The piece's first tile in its octet: the B words of its columns.
+      const uint8_t *x = xBase + first / plan::kTileBytes * kTileXBytes;
       const uint8_t *w = data + lane * 16;
       if (tiles == kFullPieceTiles) {
         // A whole stage of tiles (every octet of 2,048 columns, every piece
         // but an octet's last of longer ones): the warp's tiles in batches
         // of kBatch, every load of a batch issued before its first product
-        // (kFullPieceTiles / kWarps in one batch made the worker spill). One
-        // tile a turn, each product waited for its own loads (short
-        // scoreboard) and the turn before's chain: 0.66 us a 32 KB stage
-        // with nothing to wait for (compute-only, docs/PERFORMANCE.md).
-        constexpr uint32_t kBatch = 4;
+        // (batches of 4 ran the same full steps and made the worker spill,
+        // docs/PERFORMANCE.md, step 16).
+        constexpr uint32_t kBatch = 2;
         static_assert(kFullPieceTiles % (kBatch * kWarps) == 0, "whole batches");
 #pragma unroll 1
         for (uint32_t i0 = warp; i0 < kFullPieceTiles; i0 += kBatch * kWarps) {
-          uint4 b[kBatch], lo[kBatch], hi[kBatch];
+          TileOperands op[kBatch];
+#pragma unroll
+          for (uint32_t j = 0; j < kBatch; ++j) {
+            const uint32_t i = i0 + j * kWarps;
+            op[j].load(w + i * plan::kTileBytes, x + i * kTileXBytes, holdsX);
+          }
 #pragma unroll
           for (uint32_t j = 0; j < kBatch; ++j)
-            b[j] = *reinterpret_cast<const uint4 *>(w + (i0 + j * kWarps) * plan::kTileBytes);
-#pragma unroll
-          for (uint32_t j = 0; j < kBatch; ++j) {
-            lo[j] = hi[j] = uint4{0, 0, 0, 0};
-            if (holdsA) {
-              const uint4 *at =
-                  reinterpret_cast<const uint4 *>(a + (i0 + j * kWarps) * (plan::kTileCols * 4));
-              lo[j] = at[0], hi[j] = at[1];
-            }
-          }
-#pragma unroll
-          for (uint32_t j = 0; j < kBatch; ++j) {
-            mmaBf16(acc[2 * (j % 2)], lo[j].x, lo[j].y, lo[j].z, lo[j].w, b[j].x, b[j].y);
-            mmaBf16(acc[2 * (j % 2) + 1], hi[j].x, hi[j].y, hi[j].z, hi[j].w, b[j].z, b[j].w);
-          }
+            op[j].multiply(acc[j % kChains]);
         }
       } else {
-      // Two tiles a turn, into chains 0-1 and 2-3, all four loads first.
-      uint32_t i = warp;
+        // Two tiles a turn, both loads first.
+        uint32_t i = warp;
 #pragma unroll 1
-      for (; i + kWarps < tiles; i += 2 * kWarps) {
-        const uint4 b0 = *reinterpret_cast<const uint4 *>(w + i * plan::kTileBytes);
-        const uint4 b1 = *reinterpret_cast<const uint4 *>(w + (i + kWarps) * plan::kTileBytes);
-        uint4 a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
-        if (holdsA) {
-          const uint4 *at = reinterpret_cast<const uint4 *>(a + i * (plan::kTileCols * 4));
-          const uint4 *next =
-              reinterpret_cast<const uint4 *>(a + (i + kWarps) * (plan::kTileCols * 4));
-          a0 = at[0], a1 = at[1], a2 = next[0], a3 = next[1];
+        for (; i + kWarps < tiles; i += 2 * kWarps) {
+          TileOperands op0, op1;
+          op0.load(w + i * plan::kTileBytes, x + i * kTileXBytes, holdsX);
+          op1.load(w + (i + kWarps) * plan::kTileBytes, x + (i + kWarps) * kTileXBytes, holdsX);
+          op0.multiply(acc[0]);
+          op1.multiply(acc[1]);
         }
-        mmaBf16(acc[0], a0.x, a0.y, a0.z, a0.w, b0.x, b0.y);
-        mmaBf16(acc[1], a1.x, a1.y, a1.z, a1.w, b0.z, b0.w);
-        mmaBf16(acc[2], a2.x, a2.y, a2.z, a2.w, b1.x, b1.y);
-        mmaBf16(acc[3], a3.x, a3.y, a3.z, a3.w, b1.z, b1.w);
-      }
-      if (i < tiles) {
-        const uint4 b0 = *reinterpret_cast<const uint4 *>(w + i * plan::kTileBytes);
-        uint4 a0 = {0, 0, 0, 0}, a1 = a0;
-        if (holdsA) {
-          const uint4 *at = reinterpret_cast<const uint4 *>(a + i * (plan::kTileCols * 4));
-          a0 = at[0], a1 = at[1];
+        if (i < tiles) {
+          TileOperands op;
+          op.load(w + i * plan::kTileBytes, x + i * kTileXBytes, holdsX);
+          op.multiply(acc[0]);
         }
-        mmaBf16(acc[0], a0.x, a0.y, a0.z, a0.w, b0.x, b0.y);
-        mmaBf16(acc[1], a1.x, a1.y, a1.z, a1.w, b0.z, b0.w);
-      }
       }
       if (first + bytes < plan::octetBytes(seg.rowBytes))
         return; // The octet goes on in the next piece.
-      float sum[4];
+      float c[4];
 #pragma unroll
       for (uint32_t e = 0; e < 4; ++e) {
-        sum[e] = (acc[0][e] + acc[1][e]) + (acc[2][e] + acc[3][e]);
+        c[e] = acc[0][e];
 #pragma unroll
-        for (uint32_t c = 0; c < kChains; ++c)
-          acc[c][e] = 0;
+        for (uint32_t n = 1; n < kChains; ++n)
+          c[e] += acc[n][e];
+#pragma unroll
+        for (uint32_t n = 0; n < kChains; ++n)
+          acc[n][e] = 0;
       }
-      if (holdsA) {
-        const uint32_t row = rowBase + octet * plan::kTileRows + 2 * lane;
-        partials[row * kWarps + warp] = sum[0] + sum[2];
-        partials[(row + 1) * kWarps + warp] = sum[1] + sum[3];
+      // Lane 4r: C(r, 0) + C(r, 1); lane 4r + 1: C(r + 8, 2) + C(r + 8, 3).
+      const float mine = (lane & 1) ? c[2] + c[3] : c[0] + c[1];
+      const float next = __shfl_down_sync(0xffffffffu, mine, 1);
+      if (lane % 4 == 0) {
+        const uint32_t row = rowBase + octet * plan::kTileRows + lane / 4;
+        partials[row * kWarps + warp] = mine + next;
       }
     });
     rowBase += seg.rows;
@@ -174,10 +179,10 @@ __device__ void runTiledTask(const KernelArgs &a, const plan::TaskRecord &t, con
   // after the products (rows past kThreads load theirs then).
   const bool hasEarly = hasResidual && threadIdx.x < rows;
   const uint64_t earlyIssued = hasEarly ? residual.issue(begin + threadIdx.x) : 0;
-  float *xa = s.floats;
-  loadNormalizedInput(a, t, step, ws, k, chunks, xa, s, /*fragments=*/true);
+  float *xb = s.floats;
+  loadNormalizedInput(a, t, step, ws, k, chunks, xb, s, /*fragments=*/true);
   float *partials = s.floats + rowPartialsAt(t);
-  tiledProducts(ws, t, xa, partials);
+  tiledProducts(ws, t, xb, partials);
 
   const F32Out y = out0(a, t, step);
   const uint32_t vFirst = (flags & plan::kFlagVCache) ? t.aux[1] : ~0u;
