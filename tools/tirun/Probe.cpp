@@ -152,8 +152,9 @@ int ti::tirun::runProbe(int argc, char **argv) {
   t.gpu = info->name;
   t.arch = info->arch;
   t.workers = static_cast<uint32_t>(info->smCount);
-  // The stream worker's budget is what ptxas allots it (withExecution);
-  // the plain one's the SM's registers over its block.
+  // The stream worker's budget is what its consumers hold after the
+  // producer's registers are moved to them (withExecution); the plain one's
+  // the SM's registers over its block.
   if (model == plan::ExecutionModel::Plain)
     t.maxRegisters = std::min<uint32_t>(uint32_t(info->registersPerSm) / threads, 255);
   t.bandwidthGBs = std::round(bandwidth->medianGBs * 10) / 10;

@@ -5,7 +5,7 @@
 //   Plain   the TileInfer post's design: every thread of the block computes
 //           and loads its own weights (16-byte loads), a grid barrier per
 //           wave. Runs on every supported GPU.
-//   Stream  a decoupled weight stream (sm_90): one producer warp copies the
+//   Stream  a decoupled weight stream (sm_90): one producer lane copies the
 //           worker's weight bytes for the whole step, in task order, into a
 //           shared-memory ring with the bulk-copy engine, and keeps running
 //           ahead across tasks, waves and steps; it waits only for a free
@@ -46,21 +46,39 @@ const char *executionModelName(ExecutionModel model);
 
 /// Threads of each model's worker block, and of them the ones that run the
 /// tasks (the shared-memory layouts of WorkerLayout.h are for these). The
-/// stream worker's one producer warp does not run tasks. Its 8 consumer
-/// warps: with 16 a thread had 96 registers, too few to keep a 4 KB row's
-/// slice of x' in them, and the research ring streamed 8-10% slower
-/// (docs/PERFORMANCE.md, step 4, which also has what 8 cost: long-context
-/// attention, whose loads each thread issues, is slower).
+/// stream worker's producer warpgroup does not run tasks: one of its lanes
+/// issues the bulk copies, and its four warps exist because `setmaxnreg`
+/// moves registers a warpgroup at a time. Its 8 consumer warps: with 16 a
+/// thread had 96 registers, too few to keep a 4 KB row's slice of x' in
+/// them, and the research ring streamed 8-10% slower (docs/PERFORMANCE.md,
+/// step 4, which also has what 8 cost: long-context attention, whose loads
+/// each thread issues, is slower).
 constexpr uint32_t kPlainWorkerThreads = 1024;
 constexpr uint32_t kStreamConsumerThreads = 256;
-constexpr uint32_t kStreamWorkerThreads = kStreamConsumerThreads + 32;
-/// Registers per thread each model's block may use: 65536 / 1024 for the
-/// Plain worker; for the Stream worker's 9 warps, what one of the SM's four
-/// 16,384-register files gives the 3 warps it holds, rounded down to the
-/// allocation's multiple of 8: 16384 / 96 = 170 -> 168 (ptxas caps it there
-/// under __launch_bounds__(288, 1); 544 threads gave 96 the same way).
+constexpr uint32_t kStreamProducerThreads = 128;
+constexpr uint32_t kStreamWorkerThreads = kStreamConsumerThreads + kStreamProducerThreads;
+/// Registers per thread that run tasks: 65536 / 1024 for the Plain worker.
+/// The Stream worker's block of 384 launches with 168 a thread (65536 / 384
+/// rounded down to the allocation's multiple of 8; __launch_bounds__(384, 1)
+/// caps ptxas there); then the producer warpgroup gives back all but 56 of
+/// its own (`setmaxnreg.dec`, sm_90a) and the consumers take them
+/// (`setmaxnreg.inc`): 168 - 56 = 112 more for each of 128 producer threads
+/// is 56 more for each of 256 consumers, 224 a thread (step 17 of
+/// docs/PERFORMANCE.md measured what the 168 had cost).
 constexpr uint32_t kPlainWorkerRegisters = 64;
-constexpr uint32_t kStreamWorkerRegisters = 168;
+constexpr uint32_t kStreamLaunchRegisters = 168;
+constexpr uint32_t kStreamProducerRegisters = 56;
+constexpr uint32_t kStreamWorkerRegisters = 224;
+static_assert(kStreamLaunchRegisters * kStreamWorkerThreads <= 65536 &&
+                  (kStreamLaunchRegisters + 8) * kStreamWorkerThreads > 65536,
+              "the launch's registers fill the SM's 64K to the allocation's multiple of 8");
+static_assert(kStreamProducerRegisters * kStreamProducerThreads +
+                      kStreamWorkerRegisters * kStreamConsumerThreads <=
+                  kStreamLaunchRegisters * kStreamWorkerThreads,
+              "the consumers take no more registers than the launch allotted and the producer gave");
+static_assert(kStreamProducerRegisters % 8 == 0 && kStreamWorkerRegisters % 8 == 0 &&
+                  kStreamProducerRegisters >= 24 && kStreamWorkerRegisters <= 256,
+              "setmaxnreg takes multiples of 8 in [24, 256]");
 
 /// The GPU architecture the Stream worker is built for and needs (the
 /// bulk-copy engine); every other GPU runs the Plain worker.

@@ -51,9 +51,10 @@ constexpr plan::ExecutionModel kModel =
     TI_WORKER_STREAM ? plan::ExecutionModel::Stream : plan::ExecutionModel::Plain;
 constexpr bool kStreamed = kModel == plan::ExecutionModel::Stream;
 /// Threads that run tasks (the ops' kThreads), and the block's: the Stream
-/// worker adds one producer warp. The kernel is compiled for exactly
+/// worker adds a producer warpgroup. The kernel is compiled for exactly
 /// kBlockThreads: __launch_bounds__(kBlockThreads, 1) caps its registers at
-/// 64 (Plain) or 168 (Stream) per thread.
+/// 64 (Plain) or 168 (Stream) per thread, and the Stream worker's consumers
+/// then take the producer's spare ones (Worker.cu: claimConsumerRegisters).
 constexpr uint32_t kThreads = plan::taskThreads(kModel);
 constexpr uint32_t kBlockThreads = plan::blockThreads(kModel);
 
@@ -111,9 +112,11 @@ constexpr uint32_t kStaticSharedBytes = 1024;
 /// The smallest opt-in shared memory per block of the supported GPUs (sm_86:
 /// 99 KiB); larger needs are checked at run time against the device.
 constexpr uint32_t kPortableSharedBytes = 99 * 1024;
-/// Registers per thread that let one block fill an SM's 64K registers.
-constexpr uint32_t kMaxRegisters = kStreamed ? plan::kStreamWorkerRegisters
-                                             : plan::kPlainWorkerRegisters;
+/// Registers per thread at launch, which let one block fill an SM's 64K
+/// registers (ti/Plan/Execution.h); the Stream worker's consumers then hold
+/// plan::kStreamWorkerRegisters, its producer plan::kStreamProducerRegisters.
+constexpr uint32_t kLaunchRegisters = kStreamed ? plan::kStreamLaunchRegisters
+                                                : plan::kPlainWorkerRegisters;
 /// Ring stages the Stream worker's static shared memory has barriers for.
 constexpr uint32_t kMaxStreamStages = plan::kMaxStreamStages;
 
@@ -122,7 +125,7 @@ static_assert(!kStreamed || kWarps % plan::kMaxRowParts == 0,
               "a warp takes the same part of every row (ops/Common.cuh)");
 static_assert(kWarps <= kWarpSize, "block reductions combine the warps' slots in one warp");
 static_assert(kThreads <= 1024, "CUDA blocks have at most 1024 threads");
-static_assert(kMaxRegisters * kBlockThreads <= 65536, "one block fits an SM's 64K registers");
+static_assert(kLaunchRegisters * kBlockThreads <= 65536, "one block fits an SM's 64K registers");
 static_assert((kLoadsInFlight & (kLoadsInFlight - 1)) == 0, "loads in flight: a power of two");
 
 // The worker's shared-memory layout is the plan's (ti/Plan/WorkerLayout.h),

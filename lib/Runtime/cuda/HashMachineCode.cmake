@@ -9,8 +9,8 @@
 # entry CMake gives nvcc --generate-code=arch=compute_N,code=[...]: "N" embeds
 # the sm_N cubin and the compute_N PTX, "N-real" the cubin only, "N-virtual"
 # the PTX only; nvcc --keep leaves them as STEM.compute_N.sm_N.cubin and
-# STEM.compute_N.ptx (STEM.sm_N.cubin and STEM.ptx when it builds one
-# architecture). Only the images the object embeds are hashed, so a
+# STEM.compute_N.ptx (an "N-real" cubin as STEM.compute_N.cubin; STEM.sm_N.cubin
+# and STEM.ptx when it builds one architecture). Only the images the object embeds are hashed, so a
 # stale file of an architecture no longer built is never read.
 #
 # What is hashed is the machine code without its debug information:
@@ -148,7 +148,12 @@ foreach(arch IN LISTS archs)
   set(images "")
   string(REPLACE "@" "${name}" at "${infix}")
   if(NOT kind STREQUAL "-virtual")
-    list(APPEND images "cubin|sm_${name}|${KEEP_DIR}/${STEM}${at}.sm_${name}.cubin")
+    if(kind STREQUAL "-real" AND arch_count GREATER 1)
+      set(cubin "${KEEP_DIR}/${STEM}${at}.cubin")
+    else()
+      set(cubin "${KEEP_DIR}/${STEM}${at}.sm_${name}.cubin")
+    endif()
+    list(APPEND images "cubin|sm_${name}|${cubin}")
   endif()
   if(NOT kind STREQUAL "-real")
     list(APPEND images "ptx|compute_${name}|${KEEP_DIR}/${STEM}${at}.ptx")

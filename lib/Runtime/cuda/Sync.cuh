@@ -24,7 +24,7 @@
 //
 // In the Stream worker (Config.cuh: kStreamed) "the block" is its consumer
 // warps: blockBarrier() is named barrier 1 over kThreads threads, which the
-// producer warp never joins. The ring's stages are handed over with an
+// producer warpgroup never joins. The ring's stages are handed over with an
 // mbarrier pair each (StageBarriers): `full` completes when the producer's
 // bulk copy has landed (one arrival that also expects the copy's bytes, then
 // the copy's completion), `empty` when every consumer thread has released

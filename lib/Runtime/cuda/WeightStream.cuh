@@ -9,7 +9,7 @@
 // only what is not streamed (the embedding row, chosen by the token, and the
 // norm scales, a few KB that every worker of a wave shares in L2).
 //
-// The ring (Stream worker, ti/Plan/Execution.h): the producer warp's
+// The ring (Stream worker, ti/Plan/Execution.h): the producer lane's
 // WeightProducer copies every streamed segment of the worker's tasks, step
 // after step, into the next free stage; the consumers' WeightStream::consume
 // walks the same segments stage by stage in the same order, so both sides
@@ -241,7 +241,7 @@ private:
 };
 
 #if TI_WORKER_STREAM
-/// The producer: one thread of the producer warp. It fills the ring with the
+/// The producer: one thread of the producer warpgroup. It fills the ring with the
 /// streamed segments of the worker's `count` tasks (its schedule), for every
 /// step of the launch, never waiting for anything but a free stage and the cap
 /// on copies in flight (the plan's hand-off cap for a stage of a wave the

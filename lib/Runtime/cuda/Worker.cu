@@ -1,8 +1,8 @@
 //===- Worker.cu - The persistent worker kernel -----------------*- CUDA -*-===//
 //
 // One block per SM (cooperative launch, grid = the plan's workers), 1024
-// threads, running the launch's token loop (ti/Runtime/Launch.h) exactly as
-// CpuExecutor does:
+// threads (the Stream worker's: 384), running the launch's token loop
+// (ti/Runtime/Launch.h) exactly as CpuExecutor does:
 //
 // 1. Step s begins with selection: thread 0 of every worker runs selectToken()
 //    over the same candidates (written by the previous step's lm_head tasks,
@@ -20,9 +20,10 @@
 //    not, the loop adds it), so the next selection sees every candidate.
 //
 // The Stream worker (StreamWorker.cu compiles this file with TI_WORKER_STREAM
-// = 1) adds a producer warp: at entry, after thread 0 has initialised the
-// ring's barriers, the warp past the consumers branches off into
-// WeightProducer::run (one lane) and never joins the consumers' barriers; the
+// = 1) adds a producer warpgroup: at entry, after thread 0 has initialised the
+// ring's barriers, the warpgroup past the consumers gives most of its
+// registers to them and branches off into WeightProducer::run (one lane; the
+// others exit) and never joins the consumers' barriers; the
 // consumers run the loop above, taking the weight rows from the ring
 // (WeightStream.cuh), tell the producer which wave they run (it starts few
 // copies for a later one: Sync.cuh, ConsumerWave; after a tagged hand-off,
@@ -153,6 +154,26 @@ __device__ Schedule loadSchedule(const KernelArgs &a, uint32_t first, uint32_t l
                   at + layout.barriersAt};
 }
 
+#if TI_WORKER_STREAM
+/// The producer warpgroup keeps plan::kStreamProducerRegisters a thread and
+/// returns the rest of the launch's to the SM; claimConsumerRegisters() then
+/// gives them to the consumers (ti/Plan/Execution.h has the arithmetic).
+/// `setmaxnreg` acts on a whole warpgroup: all four producer warps run this,
+/// both consumer warpgroups the claim, which waits until the registers are
+/// free. It is an sm_90a instruction: the worker's sm_90 PTX (for a driver
+/// that JIT-compiles) leaves every thread the launch's 168.
+__device__ __forceinline__ void releaseProducerRegisters() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(plan::kStreamProducerRegisters));
+#endif
+}
+__device__ __forceinline__ void claimConsumerRegisters() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(plan::kStreamWorkerRegisters));
+#endif
+}
+#endif
+
 /// The worker's static shared memory.
 struct StaticShared {
 #if TI_WORKER_STREAM
@@ -243,6 +264,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   // The whole block, the only time: the barriers and the schedule are ready.
   __syncthreads();
   if (threadIdx.x >= kThreads) {
+    releaseProducerRegisters();
     if (threadIdx.x == kThreads && !computeOnly)
       WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages, shared.stop,
                      shared.wave,
@@ -251,6 +273,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
           .run(schedule.tasks, schedule.count, a.waveCount, a.launch.maxSteps);
     return;
   }
+  claimConsumerRegisters();
   WeightStream ws(a.weights, ring, a.rowPartBytes, !computeOnly);
 #else
   uint8_t *scheduleAt = reinterpret_cast<uint8_t *>(dynamicShared);
