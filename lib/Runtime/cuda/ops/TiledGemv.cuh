@@ -22,7 +22,8 @@
 //    docs/PERFORMANCE.md, step 16.) Warp w takes
 //    the piece's tiles w, w + 8, ... in batches whose loads are all issued
 //    before the first product, into two accumulator chains that live across
-//    an octet's pieces. At the octet's last piece the warp adds its chains
+//    an octet's pieces. Where an octet is one full piece, every piece has
+//    the same columns, and the warp keeps its tiles' B words in registers. At the octet's last piece the warp adds its chains
 //    (in a fixed order) and lane 4r leaves row r's sum in the tile partials
 //    (shared memory, [rows][warps]: WorkerLayout.h).
 // 3. After the last octet and a block barrier, thread r adds row r's warps'
@@ -82,17 +83,47 @@ __device__ __forceinline__ void tiledProducts(WeightStream &ws, const plan::Task
   const bool holdsX = lane < 16;
   // Lane (g, t)'s B words of a tile: column g of its columns 8t .. 8t + 7.
   const uint8_t *xBase = reinterpret_cast<const uint8_t *>(xb) + (lane % 4) * 32 + (lane / 4) * 8;
+  // The warp's tiles of a full piece.
+  constexpr uint32_t kWarpTiles = kFullPieceTiles / kWarps;
   uint32_t rowBase = 0; // The segment's first row among all segments' rows.
 #pragma unroll 1
   for (uint32_t k = 0; k < segments.count; ++k) {
     const plan::StreamSegment &seg = segments.segment[k];
     float acc[kChains][4] = {};
+    // Octets that are one full piece each (rows of 2,048 columns, the 1B's
+    // q+k+v, o and gate+up, in stages of at least 32 KB; smaller stages cut
+    // them in pieces): every piece of the segment has the same columns, so the warp
+    // keeps its tiles' B words in registers for all of them rather than
+    // loading them with each tile (the consumers' compute-only step 7% faster,
+    // docs/PERFORMANCE.md, step 16; it paid in the full step once the
+    // consumers had 224 registers, step 17).
+    const uint32_t octetBytes = plan::octetBytes(seg.rowBytes);
+    const bool oneStageOctets =
+        octetBytes == kFullPieceTiles * plan::kTileBytes && octetBytes <= ws.stageBytes();
+    uint2 xHeld[kWarpTiles];
+#pragma unroll
+    for (uint32_t j = 0; j < kWarpTiles; ++j)
+      xHeld[j] = oneStageOctets && holdsX
+                     ? *reinterpret_cast<const uint2 *>(xBase + (warp + j * kWarps) * kTileXBytes)
+                     : uint2{0, 0};
     ws.consumeTiled(seg, [&](uint32_t octet, uint32_t first, uint32_t bytes, const uint8_t *data) {
       const uint32_t tiles = bytes / plan::kTileBytes;
       // The piece's first tile in its octet: the B words of its columns.
       const uint8_t *x = xBase + first / plan::kTileBytes * kTileXBytes;
       const uint8_t *w = data + lane * 16;
-      if (tiles == kFullPieceTiles) {
+      if (oneStageOctets) {
+        // The warp's 8 tiles, every load issued before the first product,
+        // into the chains in the order of the batches below (the same sums).
+        TileOperands op[kWarpTiles];
+#pragma unroll
+        for (uint32_t j = 0; j < kWarpTiles; ++j)
+          op[j] = TileOperands{
+              *reinterpret_cast<const uint4 *>(w + (warp + j * kWarps) * plan::kTileBytes),
+              xHeld[j]};
+#pragma unroll
+        for (uint32_t j = 0; j < kWarpTiles; ++j)
+          op[j].multiply(acc[j % kChains]);
+      } else if (tiles == kFullPieceTiles) {
         // A whole stage of tiles (every octet of 2,048 columns, every piece
         // but an octet's last of longer ones): the warp's tiles in batches
         // of kBatch, every load of a batch issued before its first product
