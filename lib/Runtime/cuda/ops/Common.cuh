@@ -392,6 +392,70 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
   ws.inputsReady();
 }
 
+#if TI_WORKER_STREAM
+/// What a tiled task's row sums are still to be multiplied by: the norm's
+/// 1 / rms where loadScaledInput left it out, else 1. factor() reads the
+/// warps' sums of squares that loadScaledInput left in s.warpSum: it is
+/// called after a block barrier that follows them (the products' last) and
+/// before the next task's reductions reuse the slots. Its sum is
+/// blockReduce's, in the same order, so 1 / rms has the bits
+/// loadNormalizedInput computes.
+struct DeferredNorm {
+  bool deferred;
+  float eps;
+  uint32_t k;
+  __device__ __forceinline__ float factor(const Scratch &s) const {
+    if (!deferred)
+      return 1.0f;
+    float total = s.warpSum[0];
+#pragma unroll
+    for (uint32_t w = 1; w < kWarps; ++w)
+      total += s.warpSum[w];
+    return 1.0f / sqrtf(total / static_cast<float>(k) + eps);
+  }
+};
+
+/// A tiled task's input (ops/TiledGemv.cuh) as its products' B words at xb
+/// (storeVector with fragments), with a norm's 1 / rms left out: x' = x *
+/// scale, and the row sums multiplied by DeferredNorm::factor() instead
+/// (a scalar of the whole row, so the products need not wait for it): no
+/// block reduction and no second pass over xb stand between the input's
+/// arrival and the first product. An input without a norm, or merged from
+/// attention chunks, is loadNormalizedInput's. Ends with a block barrier.
+__device__ DeferredNorm loadScaledInput(const KernelArgs &a, const plan::TaskRecord &t,
+                                        const Step &step, WeightStream &ws, uint32_t k,
+                                        uint32_t chunks, float *xb, const Scratch &s) {
+  const uint64_t norm = t.norm;
+  if (norm == plan::kNone || chunks > 1) {
+    loadNormalizedInput(a, t, step, ws, k, chunks, xb, s, /*fragments=*/true);
+    return DeferredNorm{false, 0, k};
+  }
+  const F32In in = in0(a, t, step);
+  const float eps = a.params[t.param];
+  float squares = 0;
+#pragma unroll 1
+  for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
+    // The scale's load first: its latency overlaps the input's.
+    const Bf16x8 scale = ws.load(norm + uint64_t(v) * kVectorBytes);
+    float x[kVector];
+    in.load8(v * kVector, x);
+#pragma unroll
+    for (uint32_t e = 0; e < kVector; ++e) {
+      squares = fmaf(x[e], x[e], squares);
+      x[e] *= scale.at(e);
+    }
+    storeVector(xb + v * kVector, x, true);
+  }
+  // The first half of blockReduce; factor() is the second.
+  squares = warpReduce(squares, SumOp{});
+  if (laneId() == 0)
+    s.warpSum[warpId()] = squares;
+  blockBarrier();
+  ws.inputsReady();
+  return DeferredNorm{true, eps, k};
+}
+#endif
+
 /// dot(W row r, x') for kRows rows of K bf16 (byte offsets `rows[r]` in the
 /// weights), by one warp, sharing the x' loads between the rows: lane l takes
 /// the 16-byte vectors l, l + 32, ..., with kLoadsInFlight loads issued before

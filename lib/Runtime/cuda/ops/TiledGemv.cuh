@@ -6,8 +6,11 @@
 //
 // 1. x' into shared memory as the B operand of `mma.sync.m16n8k16` (bf16 in,
 //    f32 sums): for each 8 columns of x', a bf16 hi and lo pair per value in
-//    the 32 bytes the floats would take (Common.cuh: loadNormalizedInput with
-//    fragments, storeVector).
+//    the 32 bytes the floats would take (Common.cuh: loadScaledInput,
+//    storeVector). With a norm, x' is x * scale without the norm's 1 / rms,
+//    a scalar of the whole input that step 3 applies to the row sums, so
+//    that the products need not wait for the block's sum of squares (the
+//    1B 1.8% faster at context 1; docs/PERFORMANCE.md, step 18).
 // 2. A tile (8 rows x 32 columns) is the A operand of one product: lane l's
 //    16 bytes are row g = l / 4's columns 8t .. 8t + 7 (t = l % 4), of which
 //    the first four take A's row g and the last four its row g + 8 (which k
@@ -27,12 +30,13 @@
 //    (in a fixed order) and lane 4r leaves row r's sum in the tile partials
 //    (shared memory, [rows][warps]: WorkerLayout.h).
 // 3. After the last octet and a block barrier, thread r adds row r's warps'
-//    partials in warp order and emits it: Gemv's residual, output and V
-//    cache row, or GateUp's silu(gate) * up from its gate and up rows.
+//    partials in warp order, multiplies the sum by 1 / rms (1 without a
+//    norm) and emits it: Gemv's residual, output and V cache row, or
+//    GateUp's silu(gate) * up from its gate and up rows.
 //
-// The sums differ from the row form's (Common.cuh: XSlice) in order and by
-// x's hi + lo split (|x - hi - lo| <= 2^-17 |x|); a run repeats them bit for
-// bit.
+// The sums differ from the row form's (Common.cuh: XSlice) in order, by
+// x's hi + lo split (|x - hi - lo| <= 2^-17 |x|) and where 1 / rms is
+// applied; a run repeats them bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_TILEDGEMV_CUH
@@ -211,18 +215,19 @@ __device__ void runTiledTask(const KernelArgs &a, const plan::TaskRecord &t, con
   const bool hasEarly = hasResidual && threadIdx.x < rows;
   const uint64_t earlyIssued = hasEarly ? residual.issue(begin + threadIdx.x) : 0;
   float *xb = s.floats;
-  loadNormalizedInput(a, t, step, ws, k, chunks, xb, s, /*fragments=*/true);
+  const DeferredNorm norm = loadScaledInput(a, t, step, ws, k, chunks, xb, s);
   float *partials = s.floats + rowPartialsAt(t);
   tiledProducts(ws, t, xb, partials);
+  const float rms = norm.factor(s);
 
   const F32Out y = out0(a, t, step);
   const uint32_t vFirst = (flags & plan::kFlagVCache) ? t.aux[1] : ~0u;
   uint16_t *vCache = (flags & plan::kFlagVCache) ? arenaBf16(a, t.out[1]) : nullptr;
   const plan::KvCacheLayout cache = plan::KvCacheLayout::of(t.geometry, a.maxContext);
   for (uint32_t r = threadIdx.x; r < rows; r += kThreads) {
-    float v = tiledRow(partials, r);
+    float v = tiledRow(partials, r) * rms;
     if (gateUp)
-      v = siluTimes(v, tiledRow(partials, rows + r));
+      v = siluTimes(v, tiledRow(partials, rows + r) * rms);
     if (hasResidual)
       v = (r == threadIdx.x ? residual.finish(begin + r, earlyIssued) : residual.load1(begin + r)) +
           v;
