@@ -25,7 +25,9 @@
 #    under the file's name; with variant builds (TI_VARIANTS="name=DIR ...",
 #    each DIR holding a build's tic, tipack and tirun; names without dashes),
 #    each compiles and packs its own plan and joins the rounds of full mode
-#    between the baseline and this build, under its name;
+#    between the baseline and this build, under its name (a folder with a
+#    tirun and no tic, the baseline's too, runs this build's plan and
+#    weights: a kernel change alone);
 #    with TI_NCU=1, Nsight Compute's warp-stall samples of one launch of
 #    this build's plan at context 1 in full and compute-only modes, exported
 #    per instruction to ncu-sass-MODE.csv (in logs.tgz): on the development
@@ -37,6 +39,15 @@
 #    then the consumers' speed (issue #13, item 7): a traced compute-only
 #    step of the 1B, its streaming tasks by wave against one worker's share
 #    of the bandwidth (bench/trace_timeline.py's last table).
+# Options for a measuring call that leaves the checks to another:
+# TI_SKIP_CHECKS=1 skips step 1 (the tests and the sanitizers);
+# TI_SKIP_EXTRAS=1 skips the launches of 8 steps and the partials form;
+# TI_LOGIT_CHECK=1 compares every build's logits (this one's, the
+# baseline's, the variants') at context 1 (one prompt token, 4 steps) with
+# the CPU executor's of this build's plan (bench/compare_logits.py, 3e-3 of
+# the largest);
+# TI_TRACE_FULL=1 adds a traced full-mode step of this build at context 1,
+# its accounting (bench/trace_timeline.py) in trace-full.txt.
 # Every GPU command runs bounded (common.sh): the tests TI_TESTS_TIMEOUT
 # seconds (default 420), each benchmark TI_BENCH_TIMEOUT (default 150).
 # On the lent machine ($OUT set) the logs end up in OUTDIR/logs.tgz.
@@ -49,8 +60,9 @@ contexts=${TI_CONTEXTS:-1,128,4096}
 
 nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
 
-echo "== GPU tests"
 tests_timeout=${TI_TESTS_TIMEOUT:-420} bench_timeout=${TI_BENCH_TIMEOUT:-150}
+if [ -z "${TI_SKIP_CHECKS:-}" ]; then
+echo "== GPU tests"
 bounded "$tests_timeout" "$bin/TiGpuTests" > "$out/gpu-tests.log" 2>&1 ||
   fail "TiGpuTests (see $out/gpu-tests.log)"
 grep -E "^\[ *(PASSED|FAILED) *\]" "$out/gpu-tests.log"
@@ -74,13 +86,20 @@ if "$bin/tic" models/tiny.graph --target h200 --execution stream --max-context 6
 else
   fail "compiling or packing the tiny model"
 fi
+fi # TI_SKIP_CHECKS
 
 echo "== Llama 3.2 1B, random weights: tirun bench"
 # compile BUILD BIN [TIC OPTIONS...]: the build's own plan (the h200 target
 # unless options say otherwise) and weights (a layout may change).
+# A build whose folder has a tirun but no tic (a kernel variant) runs this
+# build's plan and weights.
 compile() {
   local build=$1 tools=$2
   shift 2
+  if [ ! -x "$tools/tic" ] && [ -f "$work/new.bin" ]; then
+    ln -sf "$work/new.fb" "$work/$build.fb" && ln -sf "$work/new.bin" "$work/$build.bin"
+    return
+  fi
   [ $# -gt 0 ] || set -- --target h200
   "$tools/tic" models/llama32-1b.graph "$@" -o "$work/$build.fb" &&
     "$tools/tipack" "$work/$build.fb" --random --seed 1 -q -o "$work/$build.bin"
@@ -105,6 +124,25 @@ if compile new "$bin"; then
     fail "the baseline's tools could not compile and pack the 1B"
     base=""
   fi
+  if [ -n "${TI_LOGIT_CHECK:-}" ]; then
+    echo "== logits at context 1 against the CPU executor"
+    if "$bin/tirun" "$work/new.fb" "$work/new.bin" --backend cpu --threads 16 --prompt-tokens 128000 \
+         -n 4 --dump-logits "$work/cpu.f32" > "$out/logits-cpu.txt" 2>&1; then
+      for spec in "new=$bin" ${base:+"base=$base"} "${variants[@]}"; do
+        name=${spec%%=*} dir=${spec#*=}
+        if "$dir/tirun" "$work/$name.fb" "$work/$name.bin" --backend cuda --prompt-tokens 128000 \
+             -n 4 --dump-logits "$work/$name.f32" > "$out/logits-$name.txt" 2>&1 &&
+           python3 bench/compare_logits.py "$work/$name.f32" "$work/cpu.f32" 128256 --max-error 3e-3 \
+             > "$out/logits-$name-compare.txt" 2>&1; then
+          echo "$name: $(tail -1 "$out/logits-$name-compare.txt")"
+        else
+          fail "build $name's logits at context 1 (see $out/logits-$name*.txt)"
+        fi
+      done
+    else
+      fail "the CPU executor's logits (see $out/logits-cpu.txt)"
+    fi
+  fi
   if [ -n "$base" ] || [ ${#variants[@]} -gt 0 ]; then
     for round in 1 2; do
       [ -z "$base" ] || bench base "$base" full "base-full-$round"
@@ -128,19 +166,27 @@ if compile new "$bin"; then
       --json "$out/bench-$2.json" > "$out/bench-$2.txt" 2>&1 ||
       fail "tirun bench --steps-per-launch 8, $2 (see $out/bench-$2.txt)"
   }
-  steps8 full new-full-8-steps-a-launch
-  steps8 stream-only new-stream-only-8-steps-a-launch
-  mkdir -p "$work/consumers"
-  if bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 \
-       --sessions 1 --generate 0 --worker-mode compute-only --trace-dir "$work/consumers" \
-       --json "$work/consumers.json" > "$out/consumers-bench.txt" 2>&1; then
-    gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
-      "$work/consumers.json")
-    python3 bench/trace_timeline.py "$work/consumers/trace-1.json" --bandwidth-gbs "$gbs" \
-      > "$out/consumers.txt" 2>&1 || fail "trace_timeline.py on the compute-only trace (see $out/consumers.txt)"
-  else
-    fail "tirun bench, the traced compute-only step (see $out/consumers-bench.txt)"
+  if [ -z "${TI_SKIP_EXTRAS:-}" ]; then
+    steps8 full new-full-8-steps-a-launch
+    steps8 stream-only new-stream-only-8-steps-a-launch
   fi
+  # traced MODE NAME: one traced step of this build at context 1, its
+  # accounting in NAME.txt.
+  traced() {
+    mkdir -p "$work/$2"
+    if bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 \
+         --sessions 1 --generate 0 --worker-mode "$1" --trace-dir "$work/$2" \
+         --json "$work/$2.json" > "$out/$2-bench.txt" 2>&1; then
+      gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
+        "$work/$2.json")
+      python3 bench/trace_timeline.py "$work/$2/trace-1.json" --bandwidth-gbs "$gbs" \
+        > "$out/$2.txt" 2>&1 || fail "trace_timeline.py on the $1 trace (see $out/$2.txt)"
+    else
+      fail "tirun bench, the traced $1 step (see $out/$2-bench.txt)"
+    fi
+  }
+  traced compute-only consumers
+  [ -z "${TI_TRACE_FULL:-}" ] || traced full trace-full
   if [ -n "${TI_NCU:-}" ]; then
     echo "== ncu: warp-stall samples, context 1"
     for mode in full compute-only; do
@@ -167,7 +213,9 @@ if compile new "$bin"; then
     fi
     rm -f "$work/$name.bin"
   done
-  if compile partials "$bin" --target h200 --ffn-form partials; then
+  if [ -n "${TI_SKIP_EXTRAS:-}" ]; then
+    :
+  elif compile partials "$bin" --target h200 --ffn-form partials; then
     bench partials "$bin" full partials-full
   else
     fail "compiling or packing the 1B in the partials form"
@@ -195,5 +243,10 @@ for build, mode, tag, ctx, ms, share in sorted(rows, key=lambda r: (r[1], r[3], 
 PY
 echo "the consumers, compute-only, context 1:" | tee -a "$out/table.txt"
 sed -n '/^streaming tasks by wave/,$p' "$out/consumers.txt" 2>/dev/null | tee -a "$out/table.txt"
+if [ -n "${TI_TRACE_FULL:-}" ]; then
+  echo "the full step, traced, context 1:" | tee -a "$out/table.txt"
+  sed -n '1,12p;/^waves on the critical path/,$p' "$out/trace-full.txt" 2>/dev/null |
+    tee -a "$out/table.txt"
+fi
 
 finish
