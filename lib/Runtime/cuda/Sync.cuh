@@ -273,6 +273,35 @@ __device__ __forceinline__ void loadTagged(const uint64_t *at, StepTag step, flo
   }
 }
 
+/// The tagged pairs at `at` + j * `stride` elements, j < count <= B (16-byte
+/// aligned), once each carries the step's tag: all loads issued before any
+/// tag is looked at, every late pair reloaded in each round (loadTagged's
+/// re-poll). Pairs past count are zero.
+template <uint32_t B>
+__device__ __forceinline__ void loadTaggedPairs(const uint64_t *at, uint64_t stride, uint32_t count,
+                                                StepTag step, float2 (&out)[B]) {
+  ulonglong2 v[B];
+#pragma unroll
+  for (uint32_t j = 0; j < B; ++j)
+    v[j] = j < count ? loadRelaxedPair(at + j * stride)
+                     : ulonglong2{uint64_t(step.tag) << 32, uint64_t(step.tag) << 32};
+  while (step.wait) {
+    bool ready = true;
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j)
+      ready = ready && hasTags(v[j], step);
+    if (ready)
+      break;
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j)
+      if (j < count && !hasTags(v[j], step))
+        v[j] = loadRelaxedPair(at + j * stride);
+  }
+#pragma unroll
+  for (uint32_t j = 0; j < B; ++j)
+    out[j] = float2{plan::valueOf(v[j].x), plan::valueOf(v[j].y)};
+}
+
 /// The grid barrier. Only thread 0 of a block touches the counter, so the
 /// arrivals it waits for live in shared memory (`arrivals`, thread 0's alone),
 /// not in a register held across the whole token loop.

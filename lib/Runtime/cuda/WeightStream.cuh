@@ -225,6 +225,13 @@ public:
   }
   /// The 8 bf16 at byte `offset` of the weights data (a multiple of 16).
   __device__ __forceinline__ Bf16x8 load(uint64_t offset) const { return at(offset).load(); }
+  /// The 2 bf16 at byte `offset` of the weights data (a multiple of 4), the
+  /// lower element in the lower half.
+  __device__ __forceinline__ uint32_t loadWord(uint64_t offset) const {
+    uint32_t w;
+    asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(w) : "l"(base_ + offset));
+    return w;
+  }
 
 private:
   const uint8_t *base_;

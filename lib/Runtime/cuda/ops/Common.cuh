@@ -94,6 +94,19 @@ public:
     }
     return *reinterpret_cast<const float2 *>(plain() + i);
   }
+  /// The 2 values at each of i + j * stride, j < B (i and stride even), all
+  /// loads issued before any is waited for.
+  template <uint32_t B>
+  __device__ __forceinline__ void loadPairs(uint64_t i, uint64_t stride, uint32_t count,
+                                            float2 (&x)[B]) const {
+    if (tagged_) {
+      loadTaggedPairs<B>(tagged() + i, stride, count, tag_, x);
+      return;
+    }
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j)
+      x[j] = j < count ? *reinterpret_cast<const float2 *>(plain() + i + j * stride) : float2{};
+  }
   __device__ __forceinline__ float load1(uint64_t i) const { return finish(i, issue(i)); }
   __device__ bool isTagged() const { return tagged_; }
   /// Element i's load issued, not waited for: finish(i, issued) gives its
@@ -397,9 +410,9 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
 /// 1 / rms where loadScaledInput left it out, else 1. factor() reads the
 /// warps' sums of squares that loadScaledInput left in s.warpSum: it is
 /// called after a block barrier that follows them (the products' last) and
-/// before the next task's reductions reuse the slots. Its sum is
-/// blockReduce's, in the same order, so 1 / rms has the bits
-/// loadNormalizedInput computes.
+/// before the next task's reductions reuse the slots (a thread's squares
+/// are its pairs', in pair order; the warps' sums in warp order, as
+/// blockReduce adds them).
 struct DeferredNorm {
   bool deferred;
   float eps;
@@ -420,7 +433,12 @@ struct DeferredNorm {
 /// scale, and the row sums multiplied by DeferredNorm::factor() instead
 /// (a scalar of the whole row, so the products need not wait for it): no
 /// block reduction and no second pass over xb stand between the input's
-/// arrival and the first product. An input without a norm, or merged from
+/// arrival and the first product. The input comes in pairs of values, pair
+/// p thread p mod kThreads's, so that a warp's loads of a round read 32
+/// consecutive pairs (one 16-byte pair of tagged values a lane: 512
+/// contiguous bytes an instruction, where a vector a thread spread them over
+/// 2 KB at a 64-byte stride; the 1B 2.5% faster at contexts 1 and 4,096,
+/// docs/PERFORMANCE.md, step 18). An input without a norm, or merged from
 /// attention chunks, is loadNormalizedInput's. Ends with a block barrier.
 __device__ DeferredNorm loadScaledInput(const KernelArgs &a, const plan::TaskRecord &t,
                                         const Step &step, WeightStream &ws, uint32_t k,
@@ -433,18 +451,38 @@ __device__ DeferredNorm loadScaledInput(const KernelArgs &a, const plan::TaskRec
   const F32In in = in0(a, t, step);
   const float eps = a.params[t.param];
   float squares = 0;
+  // Pair p (values 2p, 2p + 1) is thread p mod kThreads's, kInputPairs of
+  // them a round: each warp's loads of a round read 32 consecutive pairs.
+  constexpr uint32_t kInputPairs = 4;
+  uint32_t *words = reinterpret_cast<uint32_t *>(xb);
 #pragma unroll 1
-  for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
-    // The scale's load first: its latency overlaps the input's.
-    const Bf16x8 scale = ws.load(norm + uint64_t(v) * kVectorBytes);
-    float x[kVector];
-    in.load8(v * kVector, x);
+  for (uint32_t p0 = threadIdx.x; p0 < k / 2; p0 += kInputPairs * kThreads) {
+    // The scales' loads first: their latency overlaps the input's.
+    const uint32_t count = min(kInputPairs, (k / 2 - p0 + kThreads - 1) / kThreads);
+    uint32_t scale[kInputPairs];
 #pragma unroll
-    for (uint32_t e = 0; e < kVector; ++e) {
-      squares = fmaf(x[e], x[e], squares);
-      x[e] *= scale.at(e);
+    for (uint32_t j = 0; j < kInputPairs; ++j)
+      scale[j] = j < count ? ws.loadWord(norm + uint64_t(p0 + j * kThreads) * 2 * kWeightBytes) : 0;
+    float2 x[kInputPairs];
+    in.loadPairs<kInputPairs>(uint64_t(p0) * 2, uint64_t(kThreads) * 2, count, x);
+#pragma unroll
+    for (uint32_t j = 0; j < kInputPairs; ++j) {
+      if (j >= count)
+        continue;
+      squares = fmaf(x[j].x, x[j].x, squares);
+      squares = fmaf(x[j].y, x[j].y, squares);
+      // storeVector's words: pair q of a vector's 8 columns is word
+      // q (q < 2) or q + 2 of its 8, bf16 hi; lo two words after.
+      const uint32_t p = p0 + j * kThreads, q = p % 4;
+      const float y0 = x[j].x * __uint_as_float(scale[j] << 16);
+      const float y1 = x[j].y * __uint_as_float(scale[j] & 0xffff0000u);
+      const uint16_t h0 = floatToBf16(y0), h1 = floatToBf16(y1);
+      const uint16_t l0 = floatToBf16(y0 - bf16ToFloat(h0));
+      const uint16_t l1 = floatToBf16(y1 - bf16ToFloat(h1));
+      const uint32_t at = p / 4 * 8 + (q < 2 ? q : q + 2);
+      words[at] = uint32_t(h0) | uint32_t(h1) << 16;
+      words[at + 2] = uint32_t(l0) | uint32_t(l1) << 16;
     }
-    storeVector(xb + v * kVector, x, true);
   }
   // The first half of blockReduce; factor() is the second.
   squares = warpReduce(squares, SumOp{});
