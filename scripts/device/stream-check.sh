@@ -62,31 +62,31 @@ nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
 
 tests_timeout=${TI_TESTS_TIMEOUT:-420} bench_timeout=${TI_BENCH_TIMEOUT:-150}
 if [ -z "${TI_SKIP_CHECKS:-}" ]; then
-echo "== GPU tests"
-bounded "$tests_timeout" "$bin/TiGpuTests" > "$out/gpu-tests.log" 2>&1 ||
-  fail "TiGpuTests (see $out/gpu-tests.log)"
-grep -E "^\[ *(PASSED|FAILED) *\]" "$out/gpu-tests.log"
-if grep -q '^\[  SKIPPED \]' "$out/gpu-tests.log"; then
-  fail "TiGpuTests skipped tests on a machine with a GPU"
-fi
+  echo "== GPU tests"
+  bounded "$tests_timeout" "$bin/TiGpuTests" > "$out/gpu-tests.log" 2>&1 ||
+    fail "TiGpuTests (see $out/gpu-tests.log)"
+  grep -E "^\[ *(PASSED|FAILED) *\]" "$out/gpu-tests.log"
+  if grep -q '^\[  SKIPPED \]' "$out/gpu-tests.log"; then
+    fail "TiGpuTests skipped tests on a machine with a GPU"
+  fi
 
-echo "== compute-sanitizer, tiny model"
-if "$bin/tic" models/tiny.graph --target h200 --execution stream --max-context 64 -o "$work/tiny-s.fb" &&
-   "$bin/tic" models/tiny.graph --target h200 --execution plain --max-context 64 -o "$work/tiny-p.fb" &&
-   "$bin/tipack" "$work/tiny-s.fb" --random --seed 3 -q -o "$work/tiny-s.bin" &&
-   "$bin/tipack" "$work/tiny-p.fb" --random --seed 3 -q -o "$work/tiny-p.bin"; then
-  for check in memcheck:s racecheck:s synccheck:s racecheck:p; do
-    tool=${check%:*} plan=${check#*:}
-    log="$out/sanitizer-$tool-$plan.log"
-    bounded 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/tirun" \
-      "$work/tiny-$plan.fb" "$work/tiny-$plan.bin" --backend cuda --prompt-tokens 1,5,9 -n 20 \
-      > "$log" 2>&1 || fail "compute-sanitizer $tool on the tiny model's $plan plan (see $log)"
-    echo "$tool ($plan): $(grep -h SUMMARY "$log")"
-  done
-else
-  fail "compiling or packing the tiny model"
+  echo "== compute-sanitizer, tiny model"
+  if "$bin/tic" models/tiny.graph --target h200 --execution stream --max-context 64 -o "$work/tiny-s.fb" &&
+     "$bin/tic" models/tiny.graph --target h200 --execution plain --max-context 64 -o "$work/tiny-p.fb" &&
+     "$bin/tipack" "$work/tiny-s.fb" --random --seed 3 -q -o "$work/tiny-s.bin" &&
+     "$bin/tipack" "$work/tiny-p.fb" --random --seed 3 -q -o "$work/tiny-p.bin"; then
+    for check in memcheck:s racecheck:s synccheck:s racecheck:p; do
+      tool=${check%:*} plan=${check#*:}
+      log="$out/sanitizer-$tool-$plan.log"
+      bounded 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/tirun" \
+        "$work/tiny-$plan.fb" "$work/tiny-$plan.bin" --backend cuda --prompt-tokens 1,5,9 -n 20 \
+        > "$log" 2>&1 || fail "compute-sanitizer $tool on the tiny model's $plan plan (see $log)"
+      echo "$tool ($plan): $(grep -h SUMMARY "$log")"
+    done
+  else
+    fail "compiling or packing the tiny model"
+  fi
 fi
-fi # TI_SKIP_CHECKS
 
 echo "== Llama 3.2 1B, random weights: tirun bench"
 # compile BUILD BIN [TIC OPTIONS...]: the build's own plan (the h200 target
@@ -213,12 +213,12 @@ if compile new "$bin"; then
     fi
     rm -f "$work/$name.bin"
   done
-  if [ -n "${TI_SKIP_EXTRAS:-}" ]; then
-    :
-  elif compile partials "$bin" --target h200 --ffn-form partials; then
-    bench partials "$bin" full partials-full
-  else
-    fail "compiling or packing the 1B in the partials form"
+  if [ -z "${TI_SKIP_EXTRAS:-}" ]; then
+    if compile partials "$bin" --target h200 --ffn-form partials; then
+      bench partials "$bin" full partials-full
+    else
+      fail "compiling or packing the 1B in the partials form"
+    fi
   fi
 else
   fail "compiling or packing Llama 3.2 1B"
