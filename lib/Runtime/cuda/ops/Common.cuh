@@ -310,6 +310,16 @@ __device__ __forceinline__ void mergeChunks(const F32In &in, uint64_t at, uint64
     x[e] /= l;
 }
 
+/// Two values as the words of a tiled product's B operand: bf16 hi = bf16(x)
+/// and lo = bf16(x - hi) of each, the first value in the lower half.
+__device__ __forceinline__ void splitBf16Pair(float x0, float x1, uint32_t &hi, uint32_t &lo) {
+  const uint16_t h0 = floatToBf16(x0), h1 = floatToBf16(x1);
+  const uint16_t l0 = floatToBf16(x0 - bf16ToFloat(h0));
+  const uint16_t l1 = floatToBf16(x1 - bf16ToFloat(h1));
+  hi = uint32_t(h0) | uint32_t(h1) << 16;
+  lo = uint32_t(l0) | uint32_t(l1) << 16;
+}
+
 /// Eight values of x' at `at` (shared memory, 32 bytes, 16-byte aligned):
 /// as floats, or, for a tiled task (`fragments`), as the B operand words of
 /// its tensor-core products (ops/TiledGemv.cuh): value e as a bf16 pair hi
@@ -326,13 +336,8 @@ __device__ __forceinline__ void storeVector(float *at, const float (&x)[kVector]
   }
   uint32_t hi[kVector / 2], lo[kVector / 2];
 #pragma unroll
-  for (uint32_t p = 0; p < kVector / 2; ++p) {
-    const uint16_t h0 = floatToBf16(x[2 * p]), h1 = floatToBf16(x[2 * p + 1]);
-    const uint16_t l0 = floatToBf16(x[2 * p] - bf16ToFloat(h0));
-    const uint16_t l1 = floatToBf16(x[2 * p + 1] - bf16ToFloat(h1));
-    hi[p] = uint32_t(h0) | uint32_t(h1) << 16;
-    lo[p] = uint32_t(l0) | uint32_t(l1) << 16;
-  }
+  for (uint32_t p = 0; p < kVector / 2; ++p)
+    splitBf16Pair(x[2 * p], x[2 * p + 1], hi[p], lo[p]);
   reinterpret_cast<uint4 *>(at)[0] = uint4{hi[0], hi[1], lo[0], lo[1]};
   reinterpret_cast<uint4 *>(at)[1] = uint4{hi[2], hi[3], lo[2], lo[3]};
 }
@@ -438,18 +443,24 @@ struct DeferredNorm {
 /// consecutive pairs (one 16-byte pair of tagged values a lane: 512
 /// contiguous bytes an instruction, where a vector a thread spread them over
 /// 2 KB at a 64-byte stride; the 1B 2.5% faster at contexts 1 and 4,096,
-/// docs/PERFORMANCE.md, step 18). An input without a norm, or merged from
-/// attention chunks, is loadNormalizedInput's. Ends with a block barrier.
+/// docs/PERFORMANCE.md, step 18); an input without a norm (the down and
+/// output projections') comes the same way, with a scale of 1. An input
+/// merged from attention chunks is loadNormalizedInput's. Ends with a block
+/// barrier.
 __device__ DeferredNorm loadScaledInput(const KernelArgs &a, const plan::TaskRecord &t,
                                         const Step &step, WeightStream &ws, uint32_t k,
                                         uint32_t chunks, float *xb, const Scratch &s) {
   const uint64_t norm = t.norm;
-  if (norm == plan::kNone || chunks > 1) {
+  if (chunks > 1) {
     loadNormalizedInput(a, t, step, ws, k, chunks, xb, s, /*fragments=*/true);
     return DeferredNorm{false, 0, k};
   }
+  const bool hasNorm = norm != plan::kNone;
+  // Without a norm every scale is 1 (a bf16 pair of 1.0): x * 1 is x, so
+  // the words are the ones storeVector writes for the plain input.
+  constexpr uint32_t kScaleOne = 0x3f803f80u;
   const F32In in = in0(a, t, step);
-  const float eps = a.params[t.param];
+  const float eps = hasNorm ? a.params[t.param] : 0.0f;
   float squares = 0;
   // Pair p (values 2p, 2p + 1) is thread p mod kThreads's, kInputPairs of
   // them a round: each warp's loads of a round read 32 consecutive pairs.
@@ -462,7 +473,9 @@ __device__ DeferredNorm loadScaledInput(const KernelArgs &a, const plan::TaskRec
     uint32_t scale[kInputPairs];
 #pragma unroll
     for (uint32_t j = 0; j < kInputPairs; ++j)
-      scale[j] = j < count ? ws.loadWord(norm + uint64_t(p0 + j * kThreads) * 2 * kWeightBytes) : 0;
+      scale[j] = hasNorm && j < count
+                     ? ws.loadWord(norm + uint64_t(p0 + j * kThreads) * 2 * kWeightBytes)
+                     : kScaleOne;
     float2 x[kInputPairs];
     in.loadPairs<kInputPairs>(uint64_t(p0) * 2, uint64_t(kThreads) * 2, count, x);
 #pragma unroll
@@ -476,21 +489,19 @@ __device__ DeferredNorm loadScaledInput(const KernelArgs &a, const plan::TaskRec
       const uint32_t p = p0 + j * kThreads, q = p % 4;
       const float y0 = x[j].x * __uint_as_float(scale[j] << 16);
       const float y1 = x[j].y * __uint_as_float(scale[j] & 0xffff0000u);
-      const uint16_t h0 = floatToBf16(y0), h1 = floatToBf16(y1);
-      const uint16_t l0 = floatToBf16(y0 - bf16ToFloat(h0));
-      const uint16_t l1 = floatToBf16(y1 - bf16ToFloat(h1));
       const uint32_t at = p / 4 * 8 + (q < 2 ? q : q + 2);
-      words[at] = uint32_t(h0) | uint32_t(h1) << 16;
-      words[at + 2] = uint32_t(l0) | uint32_t(l1) << 16;
+      splitBf16Pair(y0, y1, words[at], words[at + 2]);
     }
   }
   // The first half of blockReduce; factor() is the second.
-  squares = warpReduce(squares, SumOp{});
-  if (laneId() == 0)
-    s.warpSum[warpId()] = squares;
+  if (hasNorm) {
+    squares = warpReduce(squares, SumOp{});
+    if (laneId() == 0)
+      s.warpSum[warpId()] = squares;
+  }
   blockBarrier();
   ws.inputsReady();
-  return DeferredNorm{true, eps, k};
+  return DeferredNorm{hasNorm, eps, k};
 }
 #endif
 
