@@ -248,10 +248,10 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
     uint32_t r = idx / half, i = idx % half;
     const uint64_t src = r < group ? uint64_t(g * group + r) * d : at.geo.qRows() + g * d;
     // Both loads in flight before either is waited for, and issued before
-    // the angle's load and sincosf, which their latency then covers (after
-    // them, the chain was the angle's load, sincosf, then these loads: 1,600
-    // of the 1B's chunk-0 task's 6,700 cycles at context 1, clock marks in
-    // docs/PERFORMANCE.md, step 19).
+    // the angle's load and sincosf, whose latency theirs then covers. Issued
+    // after them, the three ran in a row: this loop took 1,650 of the 1B's
+    // chunk-0 task's 6,740 cycles at context 1, and issuing first made the
+    // task 0.3 us shorter (clock marks, docs/PERFORMANCE.md, step 19).
     const uint64_t issued0 = qkv.issue(src + i), issued1 = qkv.issue(src + i + half);
     float sn, cs;
     sincosf(static_cast<float>(step.pos) * invFreq[i], &sn, &cs);
