@@ -156,17 +156,26 @@ TI_HOST_DEVICE constexpr uint32_t streamSegmentCount(Opcode opcode) {
   return 0;
 }
 
+/// Segment k of what task `t` streams (k < streamSegmentCount): its rows,
+/// after k segments of them from its weight slice. Computed rather than
+/// indexed, so that a loop over a run-time k keeps it in registers (a list
+/// indexed at run time went to local memory: seven stores and a load on
+/// every tiled task's path).
+TI_HOST_DEVICE constexpr StreamSegment streamSegment(const TaskRecord &t, uint32_t k) {
+  const uint32_t rows = t.rowEnd - t.rowBegin;
+  const uint32_t rowBytes = uint32_t(t.aux[0] * kWeightBytes);
+  return StreamSegment{t.weight + uint64_t(k) * rows * rowBytes, rows, rowBytes};
+}
+
 /// What task `t` streams: streamSegmentCount segments of its rows, back to
 /// back from its weight slice.
 TI_HOST_DEVICE constexpr StreamSegments streamSegments(const TaskRecord &t) {
   StreamSegments s{};
-  const uint32_t rows = t.rowEnd - t.rowBegin;
-  const uint32_t rowBytes = uint32_t(t.aux[0] * kWeightBytes);
   s.count = streamSegmentCount(static_cast<Opcode>(t.opcode));
   // All three, past count too (unused there): a loop of constant trip count
   // keeps the worker's copy of the list in registers.
   for (uint32_t i = 0; i < 3; ++i)
-    s.segment[i] = StreamSegment{t.weight + uint64_t(i) * rows * rowBytes, rows, rowBytes};
+    s.segment[i] = streamSegment(t, i);
   return s;
 }
 

@@ -209,12 +209,12 @@ public:
 
   /// Releases task t's stages unread (WorkerMode::StreamOnly).
   __device__ void skip(const plan::TaskRecord &t) {
-    const plan::StreamSegments segments = plan::streamSegments(t);
-    for (uint32_t k = 0; k < segments.count; ++k) {
+    const uint32_t segments = plan::streamSegmentCount(static_cast<plan::Opcode>(t.opcode));
+    for (uint32_t k = 0; k < segments; ++k) {
       if (t.flags & plan::kFlagTiledWeights)
-        consumeTiled(segments.segment[k], [](uint32_t, uint32_t, uint32_t, const uint8_t *) {});
+        consumeTiled(plan::streamSegment(t, k), [](uint32_t, uint32_t, uint32_t, const uint8_t *) {});
       else
-        consume(segments.segment[k], [](uint32_t, uint32_t, const uint8_t *) {});
+        consume(plan::streamSegment(t, k), [](uint32_t, uint32_t, const uint8_t *) {});
     }
   }
 #endif

@@ -82,7 +82,7 @@ __device__ __forceinline__ void tiledProducts(WeightStream &ws, const plan::Task
   constexpr uint32_t kFullPieceTiles = 64;
   // A tile's B words: 8 bytes for each of its 32 columns' 4 bytes.
   constexpr uint32_t kTileXBytes = plan::kTileCols * 4;
-  const plan::StreamSegments segments = plan::streamSegments(t);
+  const uint32_t segments = plan::streamSegmentCount(static_cast<plan::Opcode>(t.opcode));
   const uint32_t lane = laneId(), warp = warpId();
   const bool holdsX = lane < 16;
   // Lane (g, t)'s B words of a tile: column g of its columns 8t .. 8t + 7.
@@ -91,8 +91,8 @@ __device__ __forceinline__ void tiledProducts(WeightStream &ws, const plan::Task
   constexpr uint32_t kWarpTiles = kFullPieceTiles / kWarps;
   uint32_t rowBase = 0; // The segment's first row among all segments' rows.
 #pragma unroll 1
-  for (uint32_t k = 0; k < segments.count; ++k) {
-    const plan::StreamSegment &seg = segments.segment[k];
+  for (uint32_t k = 0; k < segments; ++k) {
+    const plan::StreamSegment seg = plan::streamSegment(t, k);
     float acc[kChains][4] = {};
     // Octets that are one full piece each (rows of 2,048 columns, the 1B's
     // q+k+v, o and gate+up, in stages of at least 32 KB; smaller stages cut
