@@ -242,41 +242,11 @@ __device__ __forceinline__ bool hasTags(ulonglong2 v, StepTag step) {
   return plan::tagOf(v.x) == step.tag && plan::tagOf(v.y) == step.tag;
 }
 
-/// N (2, 4 or 8) tagged values at `at` (16-byte aligned) once each carries
-/// the step's tag: all N/2 loads are issued before any tag is looked at, and
-/// every pair still without its tag is reloaded in the same round, so that
-/// the wait ends about one round trip after the last value lands (reloading
-/// one pair after another cost a round trip per late pair).
-template <uint32_t N>
-__device__ __forceinline__ void loadTagged(const uint64_t *at, StepTag step, float (&out)[N]) {
-  static_assert(N == 2 || N == 4 || N == 8, "whole 16-byte pairs");
-  ulonglong2 v[N / 2];
-#pragma unroll
-  for (uint32_t i = 0; i < N / 2; ++i)
-    v[i] = loadRelaxedPair(at + 2 * i);
-  while (step.wait) {
-    bool ready = true;
-#pragma unroll
-    for (uint32_t i = 0; i < N / 2; ++i)
-      ready = ready && hasTags(v[i], step);
-    if (ready)
-      break;
-#pragma unroll
-    for (uint32_t i = 0; i < N / 2; ++i)
-      if (!hasTags(v[i], step))
-        v[i] = loadRelaxedPair(at + 2 * i);
-  }
-#pragma unroll
-  for (uint32_t i = 0; i < N / 2; ++i) {
-    out[2 * i] = plan::valueOf(v[i].x);
-    out[2 * i + 1] = plan::valueOf(v[i].y);
-  }
-}
-
 /// The tagged pairs at `at` + j * `stride` elements, j < count <= B (16-byte
 /// aligned), once each carries the step's tag: all loads issued before any
-/// tag is looked at, every late pair reloaded in each round (loadTagged's
-/// re-poll). Pairs past count are zero.
+/// tag is looked at, every late pair reloaded in each round (reloading one
+/// late pair after another cost a round trip each). Pairs past count are
+/// zero.
 template <uint32_t B>
 __device__ __forceinline__ void loadTaggedPairs(const uint64_t *at, uint64_t stride, uint32_t count,
                                                 StepTag step, float2 (&out)[B]) {
@@ -300,6 +270,21 @@ __device__ __forceinline__ void loadTaggedPairs(const uint64_t *at, uint64_t str
 #pragma unroll
   for (uint32_t j = 0; j < B; ++j)
     out[j] = float2{plan::valueOf(v[j].x), plan::valueOf(v[j].y)};
+}
+
+/// N (2, 4 or 8) tagged values at `at` (16-byte aligned) once each carries
+/// the step's tag: loadTaggedPairs over its N/2 consecutive pairs, so that
+/// the wait ends about one round trip after the last value lands.
+template <uint32_t N>
+__device__ __forceinline__ void loadTagged(const uint64_t *at, StepTag step, float (&out)[N]) {
+  static_assert(N == 2 || N == 4 || N == 8, "whole 16-byte pairs");
+  float2 two[N / 2];
+  loadTaggedPairs<N / 2>(at, 2, N / 2, step, two);
+#pragma unroll
+  for (uint32_t i = 0; i < N / 2; ++i) {
+    out[2 * i] = two[i].x;
+    out[2 * i + 1] = two[i].y;
+  }
 }
 
 /// The grid barrier. Only thread 0 of a block touches the counter, so the
