@@ -63,9 +63,8 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
   } else {
     uint64_t filled = 0;
     for (const TaskRecord &t : p.tasks) {
-      const StreamSegments segments = streamSegments(t);
-      for (uint32_t k = 0; k < segments.count; ++k)
-        filled += stagesOf(segments.segment[k], st.stageBytes);
+      for (uint32_t k = 0; k < streamSegmentCount(static_cast<Opcode>(t.opcode)); ++k)
+        filled += stagesOf(streamSegment(t, k), st.stageBytes);
     }
     os << "  execution: " << executionModelName(st.model) << ", a ring of " << st.stages
        << " stages of " << thousands(st.stageBytes) << " bytes per worker, "

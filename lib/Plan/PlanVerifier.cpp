@@ -220,13 +220,13 @@ void Verifier::checkStream() {
   if (st.stageBytes == 0)
     return;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
-    const StreamSegments segments = streamSegments(plan.tasks[i]);
+    const uint32_t segments = streamSegmentCount(static_cast<Opcode>(plan.tasks[i].opcode));
     const bool tiled = plan.tasks[i].flags & kFlagTiledWeights;
     if (tiled && st.stageBytes % kTileBytes)
       error(describe(i) + " streams weight tiles, and a stage of " + num(st.stageBytes) +
             " bytes is not whole tiles of " + num(kTileBytes));
-    for (uint32_t k = 0; k < segments.count; ++k) {
-      const StreamSegment &seg = segments.segment[k];
+    for (uint32_t k = 0; k < segments; ++k) {
+      const StreamSegment seg = streamSegment(plan.tasks[i], k);
       if (tiled) {
         if (!tileable(seg.rows, seg.rowBytes / kWeightBytes))
           error(describe(i) + " streams weight tiles, and its " + num(seg.rows) + " rows of " +

@@ -14,7 +14,7 @@
 //           and release each stage.
 //
 // The stream of a task is its weight slice cut into segments of equal rows
-// (streamSegments): one for a Gemv or an LmHead (its rows of K), two for a
+// (streamSegment): one for a Gemv or an LmHead (its rows of K), two for a
 // GateUp (its gate rows, then its up rows), three for an FfnPartial (its gate
 // rows, up rows and down columns, each of H); none for an Attention, whose
 // cached K/V rows, with kFlagStreamKv, follow the step's position instead
@@ -132,12 +132,6 @@ struct StreamSegment {
   uint32_t rowBytes;
 };
 
-/// A task's stream: at most three segments, in the order they are consumed.
-struct StreamSegments {
-  uint32_t count;
-  StreamSegment segment[3];
-};
-
 /// The segments a task of `opcode` streams: 1 for a Gemv or an LmHead, 2 for
 /// a GateUp, 3 for an FfnPartial, 0 for the opcodes that read no weight
 /// matrix or read it by the token (Embed gathers one row directly).
@@ -156,27 +150,15 @@ TI_HOST_DEVICE constexpr uint32_t streamSegmentCount(Opcode opcode) {
   return 0;
 }
 
-/// Segment k of what task `t` streams (k < streamSegmentCount): its rows,
-/// after k segments of them from its weight slice. Computed rather than
-/// indexed, so that a loop over a run-time k keeps it in registers (a list
-/// indexed at run time went to local memory: seven stores and a load on
-/// every tiled task's path).
+/// Segment k of what task `t` streams (k < streamSegmentCount, in the order
+/// they are consumed): its rows, after k segments of them from its weight
+/// slice. Computed rather than indexed, so that a loop over a run-time k
+/// keeps it in registers (a list indexed at run time went to local memory:
+/// seven stores and a load on every tiled task's path).
 TI_HOST_DEVICE constexpr StreamSegment streamSegment(const TaskRecord &t, uint32_t k) {
   const uint32_t rows = t.rowEnd - t.rowBegin;
   const uint32_t rowBytes = uint32_t(t.aux[0] * kWeightBytes);
   return StreamSegment{t.weight + uint64_t(k) * rows * rowBytes, rows, rowBytes};
-}
-
-/// What task `t` streams: streamSegmentCount segments of its rows, back to
-/// back from its weight slice.
-TI_HOST_DEVICE constexpr StreamSegments streamSegments(const TaskRecord &t) {
-  StreamSegments s{};
-  s.count = streamSegmentCount(static_cast<Opcode>(t.opcode));
-  // All three, past count too (unused there): a loop of constant trip count
-  // keeps the worker's copy of the list in registers.
-  for (uint32_t i = 0; i < 3; ++i)
-    s.segment[i] = streamSegment(t, i);
-  return s;
 }
 
 /// Whole rows of `s` in one stage (a row must fit: the verifier checks).

@@ -16,7 +16,7 @@
 // one 16-byte shared-memory load a lane with no bank conflict. In row-major
 // rows 4 KB apart, the 8 rows of an operand sit in the same banks.
 //
-// The stream of a tiled segment (Execution.h: streamSegments) is its octets
+// The stream of a tiled segment (Execution.h: streamSegment) is its octets
 // in order, each cut into pieces of at most a stage (tiledPieceBytes): a
 // piece never holds two octets, so that a consumer warp accumulates one
 // octet's products in registers across the octet's pieces and writes its

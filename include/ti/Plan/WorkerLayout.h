@@ -180,10 +180,9 @@ TI_HOST_DEVICE constexpr uint32_t rowParts(uint32_t rowBytes, uint32_t partBytes
 /// Floats of the tile partials of a kFlagTiledWeights task (ops/TiledGemv.cuh):
 /// each consumer warp's sum over its tiles of every row of every segment.
 TI_HOST_DEVICE constexpr uint64_t tilePartialsFloats(const TaskRecord &t, uint32_t threads) {
-  const StreamSegments segments = streamSegments(t);
-  uint64_t rows = 0;
-  for (uint32_t k = 0; k < segments.count; ++k)
-    rows += segments.segment[k].rows;
+  // Every segment has the task's rows (Execution.h: streamSegment).
+  const uint64_t rows = uint64_t(streamSegmentCount(static_cast<Opcode>(t.opcode))) *
+                        (t.rowEnd - t.rowBegin);
   return rows * (threads / 32);
 }
 
@@ -197,11 +196,11 @@ TI_HOST_DEVICE constexpr uint32_t rowPartialsFloats(const TaskRecord &t, uint32_
     const uint64_t floats = tilePartialsFloats(t, threads);
     return floats > 0xffffffffull ? 0xffffffffu : uint32_t(floats);
   }
-  const StreamSegments segments = streamSegments(t);
   uint64_t most = 0;
-  for (uint32_t k = 0; k < segments.count; ++k) {
-    const uint32_t parts = rowParts(segments.segment[k].rowBytes, partBytes);
-    const uint64_t floats = parts > 1 ? uint64_t(segments.segment[k].rows) * parts : 0u;
+  for (uint32_t k = 0; k < streamSegmentCount(static_cast<Opcode>(t.opcode)); ++k) {
+    const StreamSegment seg = streamSegment(t, k);
+    const uint32_t parts = rowParts(seg.rowBytes, partBytes);
+    const uint64_t floats = parts > 1 ? uint64_t(seg.rows) * parts : 0u;
     most = floats > most ? floats : most;
   }
   return most > 0xffffffffull ? 0xffffffffu : uint32_t(most);

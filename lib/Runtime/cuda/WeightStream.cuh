@@ -283,15 +283,14 @@ public:
             return drain();
           continue;
         }
-        const plan::StreamSegments segments = plan::streamSegments(tasks[i]);
+        const uint32_t segments =
+            plan::streamSegmentCount(static_cast<plan::Opcode>(tasks[i].opcode));
         const bool tiled = tasks[i].flags & plan::kFlagTiledWeights;
-        // Unrolled: constant indices keep the segments in registers (a
-        // variable index put the list in local memory).
-#pragma unroll
-        for (uint32_t k = 0; k < 3; ++k)
-          if (k < segments.count &&
-              !(tiled ? fillTiled(segments.segment[k], wave) : fill(segments.segment[k], wave)))
+        for (uint32_t k = 0; k < segments; ++k) {
+          const plan::StreamSegment seg = plan::streamSegment(tasks[i], k);
+          if (!(tiled ? fillTiled(seg, wave) : fill(seg, wave)))
             return drain();
+        }
       }
     drain();
   }

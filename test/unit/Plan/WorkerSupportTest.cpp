@@ -98,19 +98,14 @@ TEST(WorkerSupport, StreamSegmentsFollowEachOthersRows) {
   gateUp.aux[0] = 4096;
   gateUp.rowBegin = 30;
   gateUp.rowEnd = 40;
-  const StreamSegments g = streamSegments(gateUp);
-  ASSERT_EQ(g.count, 2u);
-  EXPECT_EQ(g.segment[0].offset, 1u << 20);
-  EXPECT_EQ(g.segment[1].offset, (1u << 20) + 10 * 8192);
-  EXPECT_EQ(g.segment[1].rows, 10u);
-  EXPECT_EQ(g.segment[1].rowBytes, 8192u);
-  TaskRecord ffn = gateUp;
-  ffn.opcode = uint16_t(Opcode::FfnPartial);
-  EXPECT_EQ(streamSegments(ffn).count, 3u);
-  TaskRecord gemv = gateUp;
-  gemv.opcode = uint16_t(Opcode::Gemv);
-  EXPECT_EQ(streamSegments(gemv).count, 1u);
-  EXPECT_EQ(streamSegments(makeTask(Opcode::Embed, 0)).count, 0u);
+  ASSERT_EQ(streamSegmentCount(Opcode::GateUp), 2u);
+  EXPECT_EQ(streamSegment(gateUp, 0).offset, 1u << 20);
+  EXPECT_EQ(streamSegment(gateUp, 1).offset, (1u << 20) + 10 * 8192);
+  EXPECT_EQ(streamSegment(gateUp, 1).rows, 10u);
+  EXPECT_EQ(streamSegment(gateUp, 1).rowBytes, 8192u);
+  EXPECT_EQ(streamSegmentCount(Opcode::FfnPartial), 3u);
+  EXPECT_EQ(streamSegmentCount(Opcode::Gemv), 1u);
+  EXPECT_EQ(streamSegmentCount(Opcode::Embed), 0u);
 }
 
 TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {

@@ -761,7 +761,7 @@ __device__ __forceinline__ void forEachTaskRowDot(WeightStream &ws, const plan::
 #if TI_WORKER_STREAM
   (void)vectors;
   const uint32_t begin = t.rowBegin; // Read once: the ring's waits are memory clobbers.
-  forEachStreamedRowDot(ws, plan::streamSegments(t).segment[0], xs,
+  forEachStreamedRowDot(ws, plan::streamSegment(t, 0), xs,
                         s.floats + rowPartialsAt(t),
                         [&](uint32_t row, float v) { emit(begin + row, v); });
 #else

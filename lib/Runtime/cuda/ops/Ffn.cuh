@@ -56,12 +56,11 @@ __device__ __forceinline__ void addDownGroups(const FfnLayout &layout, const flo
 __device__ void streamedFfn(const KernelArgs &a, const plan::TaskRecord &t, WeightStream &ws,
                             const FfnLayout &layout, float *xs, float *act, float *partials,
                             float *rowPartials) {
-  const plan::StreamSegments segments = plan::streamSegments(t);
-  forEachStreamedRowDot(ws, segments.segment[0], xs, rowPartials, [&](uint32_t u, float g) {
+  forEachStreamedRowDot(ws, plan::streamSegment(t, 0), xs, rowPartials, [&](uint32_t u, float g) {
     if (laneId() == 0)
       act[u] = g;
   });
-  forEachStreamedRowDot(ws, segments.segment[1], xs, rowPartials, [&](uint32_t u, float up) {
+  forEachStreamedRowDot(ws, plan::streamSegment(t, 1), xs, rowPartials, [&](uint32_t u, float up) {
     if (laneId() == 0) {
       act[u] = siluTimes(act[u], up);
     }
@@ -73,7 +72,7 @@ __device__ void streamedFfn(const KernelArgs &a, const plan::TaskRecord &t, Weig
   // Rows of more vectors than threads (one group) are covered in passes: the
   // thread's vectors v, v + kThreads, ... (at most kFfnColumnPasses).
   const uint32_t passes = (vectors + kThreads - 1) / kThreads;
-  const plan::StreamSegment &down = segments.segment[2];
+  const plan::StreamSegment down = plan::streamSegment(t, 2);
   float acc[kFfnColumnPasses][kVector] = {};
   ws.consume(down, [&](uint32_t first, uint32_t rows, const uint8_t *data) {
     if (grp >= groups)

@@ -29,13 +29,12 @@ __device__ void runGateUp(const KernelArgs &a, const plan::TaskRecord &t, const 
   loadNormalizedInput(a, t, step, ws, k, 1, xs, s);
   const F32Out y = out0(a, t, step);
   const uint32_t begin = t.rowBegin;
-  const plan::StreamSegments segments = plan::streamSegments(t);
   float *partials = s.floats + rowPartialsAt(t);
-  forEachStreamedRowDot(ws, segments.segment[0], xs, partials, [&](uint32_t u, float g) {
+  forEachStreamedRowDot(ws, plan::streamSegment(t, 0), xs, partials, [&](uint32_t u, float g) {
     if (laneId() == 0)
       gate[u] = g;
   });
-  forEachStreamedRowDot(ws, segments.segment[1], xs, partials, [&](uint32_t u, float up) {
+  forEachStreamedRowDot(ws, plan::streamSegment(t, 1), xs, partials, [&](uint32_t u, float up) {
     if (laneId() == 0)
       y.store(begin + u, siluTimes(gate[u], up));
   });
