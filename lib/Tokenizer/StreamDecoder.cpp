@@ -1,0 +1,96 @@
+//===- StreamDecoder.cpp - Text as tokens arrive, one piece at a time -----===//
+#include "ti/Tokenizer/StreamDecoder.h"
+
+#include <array>
+#include <string_view>
+
+namespace ti {
+
+namespace {
+
+// Tokenizer.cpp's clean-up patterns: all start with a space.
+constexpr std::array<std::string_view, 10> kPatterns = {" .", " ?", " !", " ,", " ' ", " n't", " 'm", " 's", " 've", " 're"};
+constexpr std::pair<std::string_view, std::string_view> kCleanUps[] = {
+    {" .", "."},     {" ?", "?"},     {" !", "!"},     {" ,", ","},       {" ' ", "'"},
+    {" n't", "n't"}, {" 'm", "'m"},   {" 's", "'s"},   {" 've", "'ve"},   {" 're", "'re"}};
+
+bool couldStartPattern(std::string_view tail) {
+  for (std::string_view p : kPatterns)
+    if (tail.size() < p.size() && p.substr(0, tail.size()) == tail) return true;
+  return false;
+}
+
+void replaceAll(std::string &text, std::string_view from, std::string_view to) {
+  std::string out;
+  std::size_t last = 0;
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, last)) {
+    out.append(text, last, at - last);
+    out += to;
+    last = at + from.size();
+  }
+  if (last == 0) return;
+  out.append(text, last);
+  text = std::move(out);
+}
+
+bool endsWithReplacement(std::string_view text) {
+  return text.size() >= 3 && text.substr(text.size() - 3) == "\xEF\xBF\xBD";
+}
+
+} // namespace
+
+StreamDecoder::StreamDecoder(const Tokenizer &tokenizer, DecodeOptions options)
+    : tokenizer(&tokenizer), options(options),
+      cleanUpSpaces(options.cleanUpSpaces.value_or(tokenizer.config().cleanUpTokenizationSpaces)) {
+  this->options.cleanUpSpaces = false;
+}
+
+StatusOr<std::string> StreamDecoder::decodeWindow(std::size_t begin, std::size_t end) const {
+  return tokenizer->decode(std::span<const int32_t>(ids).subspan(begin, end - begin), options);
+}
+
+std::string StreamDecoder::cleanUp(std::string text, bool all) {
+  if (!cleanUpSpaces) return text;
+  held += text;
+  std::size_t cut = held.size();
+  if (!all)
+    for (std::size_t back = 1; back <= 3 && back <= held.size(); ++back)
+      if (held[held.size() - back] == ' ' && couldStartPattern(std::string_view(held).substr(held.size() - back)))
+        cut = held.size() - back;
+  std::string out = held.substr(0, cut);
+  held.erase(0, cut);
+  for (auto [from, to] : kCleanUps) replaceAll(out, from, to);
+  return out;
+}
+
+StatusOr<std::string> StreamDecoder::push(int32_t id) {
+  if (!tokenizer->idToToken(id)) return Status::error("token id " + std::to_string(id) + " is not in the vocabulary");
+  ids.push_back(id);
+  auto before = decodeWindow(prefix, read);
+  if (!before) return before.status();
+  auto after = decodeWindow(prefix, ids.size());
+  if (!after) return after.status();
+  if (after->size() <= before->size() || endsWithReplacement(*after)) return std::string();
+  std::string piece = after->substr(before->size());
+  prefix = read;
+  read = ids.size();
+  // Keep the window short: only ids[prefix, ...) are ever decoded again.
+  if (prefix > 4096) {
+    ids.erase(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(prefix));
+    read -= prefix;
+    prefix = 0;
+  }
+  return cleanUp(std::move(piece), false);
+}
+
+StatusOr<std::string> StreamDecoder::finish() {
+  auto before = decodeWindow(prefix, read);
+  if (!before) return before.status();
+  auto after = decodeWindow(prefix, ids.size());
+  if (!after) return after.status();
+  std::string piece = after->size() > before->size() ? after->substr(before->size()) : std::string();
+  prefix = read = ids.size();
+  return cleanUp(std::move(piece), true);
+}
+
+} // namespace ti
