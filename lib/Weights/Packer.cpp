@@ -514,6 +514,13 @@ Status Packer::run(const std::string &outPath, PackReport &report) {
     staging.reset(new uint8_t[stagingCap]);
 
   WeightsHeader header = weightsHeaderFor(plan);
+  for (const auto &[name, contents] : opts.attachments) {
+    bool printable = std::all_of(name.begin(), name.end(), [](char c) { return c >= 0x20 && c <= 0x7E; });
+    if (!printable || name.empty() || name.size() > kMaxAttachmentNameBytes || contents.size() > kMaxAttachmentBytes)
+      return Status::error("an attachment needs a printable ASCII name of 1 to " + std::to_string(kMaxAttachmentNameBytes) +
+                           " bytes and contents up to " + std::to_string(kMaxAttachmentBytes) + " bytes");
+    header.attachments.push_back({name, 0, contents.size()});
+  }
   std::string headerBytes = serializeWeightsHeader(header);
   if (std::string e = writer.open(outPath); !e.empty())
     return Status::error(e);
@@ -538,6 +545,9 @@ Status Packer::run(const std::string &outPath, PackReport &report) {
     return s;
   if (std::string e = finishWrite(); !e.empty())
     return Status::error(e);
+  for (const auto &[name, contents] : opts.attachments)
+    if (std::string e = writer.write(contents.data(), contents.size()); !e.empty())
+      return Status::error(e);
   if (std::string e = writer.commit(); !e.empty())
     return Status::error(e);
   report.tensors = plan.weights.size();

@@ -3,15 +3,20 @@
 // Opening treats the file as hostile, in this order:
 //   1. open, fstat: a regular file; at least the 8-byte magic, which must be
 //      "TIWEIGHT" (a wrong file gets a plain answer, not "corrupt");
-//   2. the 40-byte fixed header present, the version known, the reserved
-//      word zero, H a nonzero multiple of 4096 and at least the fixed header;
-//   3. the file exactly H + D bytes (overflow-safe): shorter is truncated,
-//      longer has trailing bytes;
+//   2. the 40-byte fixed header present, the version known (1 or 2), the
+//      reserved word of version 1 zero, H a nonzero multiple of 4096 and at
+//      least the fixed header;
+//   3. the file at least H + D bytes (overflow-safe);
 //   4. map the whole file read-only (MAP_PRIVATE);
 //   5. the tensor table parsed entry by entry, each field's bytes proved to
 //      lie inside [40, H) before they are read, the count bounded by what H
 //      can hold before anything is allocated; every tensor aligned, inside D,
-//      and overlapping no other; the rest of the header zero.
+//      and overlapping no other;
+//   6. the attachment table the same way: names unique, printable ASCII, 1 to
+//      255 bytes, each attachment right after the one before and at most
+//      256 MiB; the rest of the header zero;
+//   7. the file exactly H + D + S bytes: shorter is truncated, longer has
+//      trailing bytes.
 // checkAgainst then compares the layout hash first (the likely mismatch: a
 // file packed for another plan), then the data size and the table.
 //
@@ -56,6 +61,22 @@ template <typename T> void store(std::string &out, T v) {
 
 std::string num(uint64_t v) { return std::to_string(v); }
 
+// A name from the file as messages show it: bytes outside printable ASCII as
+// \xNN, so that a damaged name cannot break the one-line error.
+std::string shown(const std::string &name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (c >= 0x20 && c <= 0x7E && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 WeightsHeader ti::weightsHeaderFor(const plan::Plan &plan) {
@@ -72,6 +93,12 @@ std::string ti::serializeWeightsHeader(WeightsHeader &header) {
   uint64_t used = kFixedHeaderBytes;
   for (const WeightsTensorEntry &t : header.tensors)
     used += kEntryFixedBytes + t.name.size();
+  uint64_t next = 0;
+  for (WeightsAttachmentEntry &a : header.attachments) {
+    used += kEntryFixedBytes + a.name.size();
+    a.offset = next;
+    next += a.bytes;
+  }
   header.headerBytes = (used + kWeightsHeaderAlignment - 1) / kWeightsHeaderAlignment *
                        kWeightsHeaderAlignment;
   store<uint32_t>(out, header.version);
@@ -79,12 +106,18 @@ std::string ti::serializeWeightsHeader(WeightsHeader &header) {
   store<uint64_t>(out, header.layoutHash);
   store<uint64_t>(out, header.dataBytes);
   store<uint32_t>(out, static_cast<uint32_t>(header.tensors.size()));
-  store<uint32_t>(out, 0);
+  store<uint32_t>(out, static_cast<uint32_t>(header.attachments.size()));
   for (const WeightsTensorEntry &t : header.tensors) {
     store<uint64_t>(out, t.offset);
     store<uint64_t>(out, t.bytes);
     store<uint32_t>(out, static_cast<uint32_t>(t.name.size()));
     out += t.name;
+  }
+  for (const WeightsAttachmentEntry &a : header.attachments) {
+    store<uint64_t>(out, a.offset);
+    store<uint64_t>(out, a.bytes);
+    store<uint32_t>(out, static_cast<uint32_t>(a.name.size()));
+    out += a.name;
   }
   out.resize(header.headerBytes, '\0');
   return out;
@@ -138,22 +171,23 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
   h.layoutHash = load<uint64_t>(fixed + 16);
   h.dataBytes = load<uint64_t>(fixed + 24);
   uint32_t count = load<uint32_t>(fixed + 32), reserved = load<uint32_t>(fixed + 36);
-  if (h.version != kWeightsFormatVersion)
-    return closeAndFail("has weights format version " + num(h.version) + "; this build reads " +
+  if (h.version != 1 && h.version != kWeightsFormatVersion)
+    return closeAndFail("has weights format version " + num(h.version) + "; this build reads 1 to " +
                         num(kWeightsFormatVersion));
-  if (reserved != 0)
+  if (h.version == 1 && reserved != 0)
     return closeAndFail("has a nonzero reserved header word");
+  uint32_t attachmentCount = h.version == 1 ? 0 : reserved;
   if (h.headerBytes == 0 || h.headerBytes % kWeightsHeaderAlignment)
     return closeAndFail("has a header of " + num(h.headerBytes) + " bytes, not a multiple of " +
                         num(kWeightsHeaderAlignment));
 
-  // 3. Exactly H + D bytes.
+  // 3. At least H + D bytes (the attachments' size is known after step 6).
   if (h.dataBytes > UINT64_MAX - h.headerBytes)
     return closeAndFail("has an impossible data size " + num(h.dataBytes));
   uint64_t total = h.headerBytes + h.dataBytes;
   if (size < total)
     return closeAndFail("is truncated: " + num(size) + " bytes, the header says " + num(total));
-  if (size > total)
+  if (attachmentCount == 0 && size > total)
     return closeAndFail("has " + num(size) + " bytes, the header says " + num(total) +
                         " (trailing bytes)");
 
@@ -185,7 +219,7 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
       return fail("has a tensor table that overruns its header at entry " + num(i));
     t.name.assign(reinterpret_cast<const char *>(base + at), length);
     at += length;
-    std::string entry = "tensor '" + t.name + "' (entry " + num(i) + ")";
+    std::string entry = "tensor '" + shown(t.name) + "' (entry " + num(i) + ")";
     if (t.offset % plan::kWeightAlignment)
       return fail("has " + entry + " at offset " + num(t.offset) + ", not a multiple of " +
                   num(plan::kWeightAlignment));
@@ -193,6 +227,39 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
       return fail("has " + entry + " [" + num(t.offset) + ", +" + num(t.bytes) +
                   ") outside its " + num(h.dataBytes) + " data bytes");
     h.tensors.push_back(std::move(t));
+  }
+  // 6. The attachment table.
+  if (attachmentCount > (end - at) / kEntryFixedBytes)
+    return fail("has " + num(attachmentCount) + " attachments, more than its " + num(end) +
+                "-byte header can hold");
+  for (uint32_t i = 0; i < attachmentCount; ++i) {
+    if (end - at < kEntryFixedBytes)
+      return fail("has an attachment table that overruns its header at entry " + num(i));
+    WeightsAttachmentEntry a;
+    a.offset = load<uint64_t>(base + at);
+    a.bytes = load<uint64_t>(base + at + 8);
+    uint32_t length = load<uint32_t>(base + at + 16);
+    at += kEntryFixedBytes;
+    if (length > end - at)
+      return fail("has an attachment table that overruns its header at entry " + num(i));
+    a.name.assign(reinterpret_cast<const char *>(base + at), length);
+    at += length;
+    if (a.name.empty() || a.name.size() > kMaxAttachmentNameBytes)
+      return fail("has an attachment name of " + num(a.name.size()) + " bytes (entry " + num(i) +
+                  "; 1 to " + num(kMaxAttachmentNameBytes) + ")");
+    for (char c : a.name)
+      if (c < 0x20 || c > 0x7E)
+        return fail("has an attachment name that is not printable ASCII (entry " + num(i) + ")");
+    for (const WeightsAttachmentEntry &b : h.attachments)
+      if (b.name == a.name)
+        return fail("has two attachments named '" + a.name + "'");
+    if (a.offset != h.attachmentBytes())
+      return fail("has attachment '" + a.name + "' at " + num(a.offset) + ", not right after the one before (" +
+                  num(h.attachmentBytes()) + ")");
+    if (a.bytes > kMaxAttachmentBytes)
+      return fail("has attachment '" + a.name + "' of " + num(a.bytes) + " bytes, more than " +
+                  num(kMaxAttachmentBytes));
+    h.attachments.push_back(std::move(a));
   }
   for (uint64_t i = at; i < end; ++i)
     if (base[i] != 0)
@@ -204,9 +271,26 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
             [](auto *a, auto *b) { return a->offset < b->offset; });
   for (size_t i = 1; i < sorted.size(); ++i)
     if (sorted[i]->offset - sorted[i - 1]->offset < sorted[i - 1]->bytes)
-      return fail("has overlapping tensors '" + sorted[i - 1]->name + "' and '" +
-                  sorted[i]->name + "'");
+      return fail("has overlapping tensors '" + shown(sorted[i - 1]->name) + "' and '" +
+                  shown(sorted[i]->name) + "'");
+  // 7. Exactly H + D + S bytes. S is at most 2^28 entries of 2^28 bytes.
+  if (h.attachmentBytes() > UINT64_MAX - total)
+    return fail("has an impossible attachment size " + num(h.attachmentBytes()));
+  total += h.attachmentBytes();
+  if (size < total)
+    return fail("is truncated: " + num(size) + " bytes, the header says " + num(total));
+  if (size > total)
+    return fail("has " + num(size) + " bytes, the header says " + num(total) + " (trailing bytes)");
   return file;
+}
+
+std::optional<std::string_view> WeightsFile::attachment(std::string_view name) const {
+  for (const WeightsAttachmentEntry &a : header_.attachments)
+    if (a.name == name)
+      return std::string_view(reinterpret_cast<const char *>(base_ + header_.headerBytes + header_.dataBytes +
+                                                             a.offset),
+                              a.bytes);
+  return std::nullopt;
 }
 
 Status WeightsFile::checkAgainst(const plan::Plan &plan) const {
@@ -225,7 +309,7 @@ Status WeightsFile::checkAgainst(const plan::Plan &plan) const {
     const WeightsTensorEntry &f = header_.tensors[i];
     const plan::PackedTensor &p = plan.weights[i];
     if (f.name != p.name || f.offset != p.offset || f.bytes != p.bytes)
-      return Status::error(who + " tensor " + num(i) + " is '" + f.name + "' [" + num(f.offset) +
+      return Status::error(who + " tensor " + num(i) + " is '" + shown(f.name) + "' [" + num(f.offset) +
                            ", +" + num(f.bytes) + "), the plan needs '" + p.name + "' [" +
                            num(p.offset) + ", +" + num(p.bytes) + ")");
   }

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ti {
@@ -36,6 +37,8 @@ struct PackOptions {
   uint64_t seed = 0;
   /// Threads converting or generating; 0 means one per hardware thread.
   unsigned threads = 0;
+  /// Files kept whole after the data (WeightsFile.h): name, contents.
+  std::vector<std::pair<std::string, std::string>> attachments;
   /// Output bytes buffered per chunk (two chunks are held); 0 means 32 MiB.
   /// Tests make it small so that tiny models cross chunk boundaries.
   uint64_t chunkBytes = 0;

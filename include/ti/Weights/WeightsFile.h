@@ -6,21 +6,28 @@
 //
 // Layout (all integers little-endian):
 //   offset 0   char[8]  magic "TIWEIGHT"
-//          8   u32      format version (kWeightsFormatVersion)
+//          8   u32      format version: 2 (kWeightsFormatVersion); 1 is read too
 //         12   u32      header bytes H: where the data section starts; a
 //                       multiple of kWeightsHeaderAlignment (4096)
 //         16   u64      layout hash: the plan's layoutHash
 //         24   u64      data bytes D: the plan's weightsBytes
 //         32   u32      tensor count T
-//         36   u32      reserved (0)
+//         36   u32      attachment count A (version 1: reserved, 0)
 //         40   T entries: u64 offset, u64 bytes (in the data section),
 //                         u32 name length N, N bytes of name (the packed
 //                         tensor's name), no padding
+//         ...  A entries, the same form: offset and bytes in the attachment
+//              section, each attachment right after the one before
 //         ...  zero padding up to H
 //          H   D bytes of data: each packed tensor at its offset, zero padding
 //              between tensors
-// The file is exactly H + D bytes. The tensor table repeats the plan's layout
-// so that a file can be inspected without its plan, and checked against one.
+//      H + D   S bytes of attachments: files kept beside the weights, whole
+//              (the checkpoint's tokenizer.json, tokenizer_config.json and
+//              generation_config.json), so that a weights file is all a run
+//              needs besides its plan
+// The file is exactly H + D + S bytes. The tensor table repeats the plan's
+// layout so that a file can be inspected without its plan, and checked against
+// one.
 //
 // Ownership: WeightsFile owns its mapping and unmaps it on destruction; the data
 // pointer is valid while the object lives. Safe to read from several threads.
@@ -34,16 +41,27 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
 namespace ti {
 
 constexpr char kWeightsMagic[8] = {'T', 'I', 'W', 'E', 'I', 'G', 'H', 'T'};
-constexpr uint32_t kWeightsFormatVersion = 1;
+constexpr uint32_t kWeightsFormatVersion = 2;
+/// Attachment names are short; contents at most 256 MiB each.
+constexpr uint32_t kMaxAttachmentNameBytes = 255;
+constexpr uint64_t kMaxAttachmentBytes = uint64_t(256) << 20;
 constexpr uint64_t kWeightsHeaderAlignment = 4096;
 
 struct WeightsTensorEntry {
+  std::string name;
+  uint64_t offset = 0, bytes = 0;
+};
+
+/// A file kept in the attachment section: `offset` counts from its start.
+struct WeightsAttachmentEntry {
   std::string name;
   uint64_t offset = 0, bytes = 0;
 };
@@ -55,11 +73,17 @@ struct WeightsHeader {
   uint64_t layoutHash = 0;
   uint64_t dataBytes = 0;
   std::vector<WeightsTensorEntry> tensors;
+  std::vector<WeightsAttachmentEntry> attachments;
+  /// S: the attachment section's bytes.
+  uint64_t attachmentBytes() const {
+    return attachments.empty() ? 0 : attachments.back().offset + attachments.back().bytes;
+  }
 };
 
 /// The header a weights file for `plan` must have.
 WeightsHeader weightsHeaderFor(const plan::Plan &plan);
-/// The header's bytes, zero-padded to headerBytes (computed here).
+/// The header's bytes, zero-padded to headerBytes (computed here, and the
+/// attachments' offsets: each follows the one before).
 std::string serializeWeightsHeader(WeightsHeader &header);
 
 class WeightsFile {
@@ -80,6 +104,8 @@ public:
   const uint8_t *data() const { return base_ + header_.headerBytes; }
   uint64_t dataBytes() const { return header_.dataBytes; }
   const std::string &path() const { return path_; }
+  /// The attachment called `name`, or nothing. Valid while the object lives.
+  std::optional<std::string_view> attachment(std::string_view name) const;
 
 private:
   WeightsFile() = default;

@@ -156,13 +156,14 @@ TEST_F(WeightsFileTest, Truncated) {
 
 TEST_F(WeightsFileTest, HeaderFields) {
   std::string bytes = good;
-  bytes[8] = 2;
-  EXPECT_EQ(openError(bytes), "'" + file + "' has weights format version 2; this build reads 1");
+  bytes[8] = 3;
+  EXPECT_EQ(openError(bytes), "'" + file + "' has weights format version 3; this build reads 1 to 2");
   bytes = good;
   bytes[12] = 1;
   EXPECT_EQ(openError(bytes),
             "'" + file + "' has a header of 4097 bytes, not a multiple of 4096");
   bytes = good;
+  bytes[8] = 1; // Version 1 had no attachments: the word was reserved.
   bytes[37] = 1;
   EXPECT_EQ(openError(bytes), "'" + file + "' has a nonzero reserved header word");
   bytes = good;
@@ -249,3 +250,39 @@ TEST_F(WeightsFileTest, EveryTruncationIsRefused) {
 }
 
 } // namespace
+
+// Version 2 keeps files after the data: the tokenizer's, for one.
+TEST_F(WeightsFileTest, KeepsAttachmentsAfterTheData) {
+  PackOptions opts;
+  opts.random = true;
+  opts.seed = 5;
+  opts.attachments = {{"tokenizer.json", "{\"model\": {}}"}, {"generation_config.json", "{}"}};
+  std::string path = dir + "/attached.bin";
+  ASSERT_TRUE(packWeights(plan, opts, path, nullptr).ok());
+  auto w = WeightsFile::open(path);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_TRUE((*w)->checkAgainst(plan).ok());
+  EXPECT_EQ((*w)->attachment("tokenizer.json"), "{\"model\": {}}");
+  EXPECT_EQ((*w)->attachment("generation_config.json"), "{}");
+  EXPECT_FALSE((*w)->attachment("tokenizer_config.json"));
+  std::string bytes = readAll(path);
+  // The data section is the one a file without attachments has.
+  EXPECT_EQ(bytes.substr(4096, 3584), good.substr(4096, 3584));
+  EXPECT_EQ(bytes.size(), 4096u + 3584u + 15u);
+
+  std::string damaged = bytes;
+  damaged.pop_back();
+  EXPECT_EQ(openError(damaged), "'" + file + "' is truncated: 7694 bytes, the header says 7695");
+  EXPECT_EQ(openError(bytes + "x"), "'" + file + "' has 7696 bytes, the header says 7695 (trailing bytes)");
+  // The attachment table follows the two tensor entries, norm and mixed.
+  std::size_t table = 40 + (20 + 4) + (20 + 5);
+  damaged = bytes;
+  damaged[table + 34 + 1] = 0x01; // the second entry's offset moves by 256: a gap
+  EXPECT_EQ(openError(damaged),
+            "'" + file + "' has attachment 'generation_config.json' at 269, not right after the one before (13)");
+  damaged = bytes;
+  std::memcpy(&damaged[table + 20 + 14 + 20], "tokenizer.json", 14); // two names alike
+  damaged.replace(table + 20 + 14 + 16, 4, std::string("\x0e\0\0\0", 4));
+  EXPECT_NE(openError(damaged).find("has two attachments named 'tokenizer.json'"), std::string::npos)
+      << openError(damaged);
+}
