@@ -1,0 +1,63 @@
+//===- Sampler.h - The next token from the logits, on the host ---*- C++ -*-===//
+//
+// Greedy decoding picks the token inside the kernel. Sampling happens here, on
+// the host, from the step's logits, in this order (llama.cpp's):
+//   1. repeat penalty over the last `repeatWindow` tokens of the history
+//      (a positive logit divided by it, a negative one multiplied);
+//   2. temperature 0: the largest logit (the lowest id among equals), done;
+//   3. top-k: the k largest logits stay;
+//   4. softmax at the temperature;
+//   5. min-p: tokens below min_p times the likeliest one go;
+//   6. top-p: the likeliest tokens whose probabilities first reach top_p stay;
+//   7. one draw, u in [0, 1) from SplitMix64 of (seed, draw number), walking
+//      the survivors from the likeliest (the lower id first among equals).
+// Deterministic: the token is a function of the logits, the history, the seed
+// and how many draws came before, so the same logits give the same text on
+// either backend. Ordering uses partial sorts of a growing head, not a sort of
+// the vocabulary, so a step costs about one pass over the logits.
+//
+// Not thread-safe (it counts its draws); one per generation.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_RUNTIME_SAMPLER_H
+#define TI_RUNTIME_SAMPLER_H
+
+#include "ti/Support/Status.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ti {
+
+struct SamplingOptions {
+  double temperature = 0; // 0: greedy
+  int32_t topK = 0;       // 0: all
+  double topP = 1;        // 1: all
+  double minP = 0;        // 0: all
+  double repeatPenalty = 1;
+  int32_t repeatWindow = 64;
+  uint64_t seed = 0;
+
+  bool greedy() const { return temperature <= 0 && repeatPenalty == 1; }
+  /// One line naming the first option out of range, or OK.
+  Status check() const;
+};
+
+class Sampler {
+public:
+  explicit Sampler(SamplingOptions options) : options(options) {}
+  /// The next token. `logits` must be finite where it matters; `history` is the
+  /// text so far (prompt and generated), for the repeat penalty.
+  int32_t next(std::span<const float> logits, std::span<const int32_t> history);
+
+private:
+  SamplingOptions options;
+  uint64_t draws = 0;
+  std::vector<float> work;
+  std::vector<int32_t> order;
+};
+
+} // namespace ti
+
+#endif // TI_RUNTIME_SAMPLER_H

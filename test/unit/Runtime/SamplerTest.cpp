@@ -1,0 +1,91 @@
+//===- SamplerTest.cpp - Host sampling: each cut, determinism, ranges -----===//
+#include "ti/Runtime/Sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+namespace ti {
+namespace {
+
+std::vector<float> peaked(int32_t vocab) {
+  std::vector<float> logits(vocab);
+  for (int32_t i = 0; i < vocab; ++i) logits[i] = -10 - 0.001f * i; // a long, unlikely tail
+  logits[7] = 5;
+  logits[3] = 4;
+  logits[11] = 3;
+  return logits;
+}
+
+std::map<int32_t, int> draws(SamplingOptions o, const std::vector<float> &logits, int n) {
+  Sampler s(o);
+  std::map<int32_t, int> counts;
+  for (int i = 0; i < n; ++i) ++counts[s.next(logits, {})];
+  return counts;
+}
+
+TEST(Sampler, TemperatureZeroIsTheLargestLogitLowestIdFirst) {
+  Sampler s({});
+  std::vector<float> logits = {1, 3, 3, 2};
+  EXPECT_EQ(s.next(logits, {}), 1);
+}
+
+TEST(Sampler, TopKAndTopPAndMinPCutTheTail) {
+  auto logits = peaked(1000);
+  SamplingOptions o{.temperature = 1, .topK = 2, .seed = 1};
+  auto counts = draws(o, logits, 400);
+  EXPECT_EQ(counts.size(), 2u);
+  EXPECT_TRUE(counts.count(7) && counts.count(3));
+  // p(7) = 1/(1 + e^-1 + e^-2 + a thousand times e^-15) = 0.66: top-p 0.5
+  // keeps 7 alone.
+  o = {.temperature = 1, .topP = 0.5, .seed = 1};
+  EXPECT_EQ(draws(o, logits, 200), (std::map<int32_t, int>{{7, 200}}));
+  // min-p 0.3: 7 (1), 3 (e^-1 = 0.37) stay; 11 (e^-2) goes.
+  o = {.temperature = 1, .minP = 0.3, .seed = 1};
+  auto minp = draws(o, logits, 400);
+  EXPECT_EQ(minp.size(), 2u);
+  EXPECT_TRUE(minp.count(7) && minp.count(3));
+}
+
+TEST(Sampler, DrawsFollowTheDistribution) {
+  std::vector<float> logits = {0, std::log(3.0f)}; // 1:3
+  auto counts = draws({.temperature = 1, .seed = 9}, logits, 4000);
+  EXPECT_NEAR(counts[1] / 4000.0, 0.75, 0.03);
+}
+
+TEST(Sampler, TheSameSeedGivesTheSameTokens) {
+  auto logits = peaked(5000);
+  SamplingOptions o{.temperature = 2, .topP = 0.99, .seed = 42};
+  Sampler a(o), b(o), c({.temperature = 2, .topP = 0.99, .seed = 43});
+  std::vector<int32_t> x, y, z;
+  for (int i = 0; i < 100; ++i) {
+    x.push_back(a.next(logits, {}));
+    y.push_back(b.next(logits, {}));
+    z.push_back(c.next(logits, {}));
+  }
+  EXPECT_EQ(x, y);
+  EXPECT_NE(x, z);
+}
+
+TEST(Sampler, TheRepeatPenaltyLowersWhatWasSaid) {
+  std::vector<float> logits = {2, 1.9f, -1};
+  Sampler s({.repeatPenalty = 1.2});
+  std::vector<int32_t> history = {0};
+  EXPECT_EQ(s.next(logits, history), 1); // 2 / 1.2 < 1.9
+  history = {2};
+  EXPECT_EQ(s.next(logits, history), 0);
+}
+
+TEST(Sampler, OptionsOutOfRangeAreNamed) {
+  EXPECT_EQ(SamplingOptions{.temperature = -1}.check().message(), "--temperature -1 is outside 0 to 100");
+  EXPECT_EQ(SamplingOptions{.topK = -2}.check().message(), "--top-k -2 is negative");
+  EXPECT_EQ(SamplingOptions{.topP = 0}.check().message(), "--top-p 0 is outside (0, 1]");
+  EXPECT_EQ(SamplingOptions{.minP = 1}.check().message(), "--min-p 1 is outside [0, 1)");
+  EXPECT_EQ(SamplingOptions{.repeatPenalty = 0}.check().message(), "--repeat-penalty 0 is outside (0, 10]");
+  EXPECT_EQ(SamplingOptions{.temperature = NAN}.check().message(), "--temperature nan is outside 0 to 100");
+  EXPECT_TRUE(SamplingOptions{}.check().ok());
+}
+
+} // namespace
+} // namespace ti
