@@ -1,0 +1,654 @@
+//===- JinjaRender.cpp - Chat templates: evaluation -----------------------===//
+//
+// A tree walk. Scopes: the globals, then one per for-loop iteration (a set
+// inside a loop stays in it, as in Jinja; namespaces carry values out).
+// Truth follows Python: empty strings, lists and dicts, zero, none and
+// undefined are false. An undefined value prints as nothing; using one in
+// arithmetic, or calling what cannot be called, is an error with its line.
+//
+//===----------------------------------------------------------------------===//
+#include "JinjaAst.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace ti::jinja {
+
+const Value *Value::find(std::string_view key) const {
+  if (kind != Kind::Dict) return nullptr;
+  for (const auto &[k, v] : *dict)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+void Value::set(const std::string &key, Value value) {
+  for (auto &[k, v] : *dict)
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  dict->push_back({key, std::move(value)});
+}
+
+namespace {
+
+bool truthy(const Value &v) {
+  switch (v.kind) {
+  case Value::Kind::Undefined:
+  case Value::Kind::None: return false;
+  case Value::Kind::Bool: return v.boolean;
+  case Value::Kind::Int: return v.integer != 0;
+  case Value::Kind::Float: return v.real != 0;
+  case Value::Kind::String: return !v.text.empty();
+  case Value::Kind::List: return !v.list->empty();
+  case Value::Kind::Dict: return v.isNamespace || !v.dict->empty();
+  }
+  return false;
+}
+
+bool isNumber(const Value &v) { return v.kind == Value::Kind::Int || v.kind == Value::Kind::Float; }
+double number(const Value &v) { return v.kind == Value::Kind::Int ? double(v.integer) : v.real; }
+
+bool equal(const Value &a, const Value &b) {
+  if (isNumber(a) && isNumber(b)) return number(a) == number(b);
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+  case Value::Kind::Undefined:
+  case Value::Kind::None: return true;
+  case Value::Kind::Bool: return a.boolean == b.boolean;
+  case Value::Kind::String: return a.text == b.text;
+  case Value::Kind::List:
+    return a.list->size() == b.list->size() &&
+           std::equal(a.list->begin(), a.list->end(), b.list->begin(), equal);
+  case Value::Kind::Dict: return a.dict == b.dict;
+  default: return false;
+  }
+}
+
+void appendJson(std::string &out, const std::string &s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\r': out += "\\r"; break;
+    case '\t': out += "\\t"; break;
+    case '\b': out += "\\b"; break;
+    case '\f': out += "\\f"; break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+  }
+  out += '"';
+}
+
+std::string numberText(const Value &v) {
+  if (v.kind == Value::Kind::Int) return std::to_string(v.integer);
+  if (std::isfinite(v.real) && v.real == std::floor(v.real) && std::fabs(v.real) < 1e15) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", v.real);
+    return buf;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v.real);
+  return buf;
+}
+
+// Python's json.dumps separators (", " and ": "), which templates expect.
+std::string toJson(const Value &v) {
+  switch (v.kind) {
+  case Value::Kind::Undefined:
+  case Value::Kind::None: return "null";
+  case Value::Kind::Bool: return v.boolean ? "true" : "false";
+  case Value::Kind::Int:
+  case Value::Kind::Float: return numberText(v);
+  case Value::Kind::String: {
+    std::string out;
+    appendJson(out, v.text);
+    return out;
+  }
+  case Value::Kind::List: {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + toJson((*v.list)[i]);
+    return out + "]";
+  }
+  case Value::Kind::Dict: {
+    std::string out = "{";
+    for (std::size_t i = 0; i < v.dict->size(); ++i) {
+      if (i) out += ", ";
+      appendJson(out, (*v.dict)[i].first);
+      out += ": " + toJson((*v.dict)[i].second);
+    }
+    return out + "}";
+  }
+  }
+  return "null";
+}
+
+std::string display(const Value &v) {
+  switch (v.kind) {
+  case Value::Kind::Undefined: return "";
+  case Value::Kind::None: return "None";
+  case Value::Kind::Bool: return v.boolean ? "True" : "False";
+  case Value::Kind::Int:
+  case Value::Kind::Float: return numberText(v);
+  case Value::Kind::String: return v.text;
+  case Value::Kind::List:
+  case Value::Kind::Dict: return toJson(v);
+  }
+  return "";
+}
+
+bool isSpaceChar(char c) { return c == ' ' || (c >= 9 && c <= 13); }
+
+std::string stripChars(const std::string &s, const std::string *chars, bool left, bool right) {
+  auto strip = [&](char c) { return chars ? chars->find(c) != std::string::npos : isSpaceChar(c); };
+  std::size_t b = 0, e = s.size();
+  if (left)
+    while (b < e && strip(s[b])) ++b;
+  if (right)
+    while (e > b && strip(s[e - 1])) --e;
+  return s.substr(b, e - b);
+}
+
+class Renderer {
+public:
+  explicit Renderer(const Value &globals) { scopes.push_back(globals); }
+
+  Status run(const std::vector<NodePtr> &body) {
+    for (const NodePtr &n : body)
+      if (Status s = execute(*n); !s) return s;
+    return {};
+  }
+  std::string out;
+
+private:
+  Status error(const Node &n, const std::string &what) {
+    return Status::error("line " + std::to_string(n.line) + ": " + what);
+  }
+
+  Value lookup(const std::string &name) const {
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+      if (const Value *v = it->find(name)) return *v;
+    return {};
+  }
+
+  Status execute(const Node &n) {
+    switch (n.kind) {
+    case Node::Kind::Text: out += n.text; return {};
+    case Node::Kind::Output: {
+      auto v = eval(*n.operands[0]);
+      if (!v) return v.status();
+      out += display(*v);
+      return {};
+    }
+    case Node::Kind::If:
+      for (const auto &[condition, body] : n.branches) {
+        auto c = eval(*condition);
+        if (!c) return c.status();
+        if (truthy(*c)) return run(body);
+      }
+      return run(n.elseBody);
+    case Node::Kind::For: return executeFor(n);
+    case Node::Kind::Set: {
+      auto v = eval(*n.operands[0]);
+      if (!v) return v.status();
+      if (n.targets.size() == 1) {
+        scopes.back().set(n.targets[0], *v);
+        return {};
+      }
+      Value ns = lookup(n.targets[0]);
+      if (ns.kind != Value::Kind::Dict || !ns.isNamespace)
+        return error(n, "'" + n.targets[0] + "' is not a namespace: set " + n.targets[0] + "." + n.targets[1] +
+                            " needs one");
+      ns.set(n.targets[1], *v);
+      return {};
+    }
+    default: return error(n, "an expression where a statement belongs");
+    }
+  }
+
+  Status executeFor(const Node &n) {
+    auto iterable = eval(*n.operands[0]);
+    if (!iterable) return iterable.status();
+    std::vector<Value> items;
+    if (iterable->kind == Value::Kind::List) {
+      items = *iterable->list;
+    } else if (iterable->kind == Value::Kind::Dict) {
+      for (const auto &[k, v] : *iterable->dict) items.push_back(Value::of(k));
+    } else if (iterable->kind == Value::Kind::String) {
+      for (char c : iterable->text) items.push_back(Value::of(std::string(1, c)));
+    } else if (iterable->kind != Value::Kind::Undefined && iterable->kind != Value::Kind::None) {
+      return error(n, "a for loop over something that is not a list, a dict or a string");
+    }
+    if (items.empty()) return run(n.elseBody);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      Value scope = Value::newDict();
+      if (n.targets.size() == 1) {
+        scope.set(n.targets[0], items[i]);
+      } else {
+        if (items[i].kind != Value::Kind::List || items[i].list->size() != n.targets.size())
+          return error(n, "cannot unpack a loop item into " + std::to_string(n.targets.size()) + " names");
+        for (std::size_t k = 0; k < n.targets.size(); ++k) scope.set(n.targets[k], (*items[i].list)[k]);
+      }
+      Value loop = Value::newDict();
+      int64_t count = static_cast<int64_t>(items.size()), index = static_cast<int64_t>(i);
+      loop.set("index0", Value::of(index));
+      loop.set("index", Value::of(index + 1));
+      loop.set("revindex0", Value::of(count - index - 1));
+      loop.set("revindex", Value::of(count - index));
+      loop.set("first", Value::of(i == 0));
+      loop.set("last", Value::of(i + 1 == items.size()));
+      loop.set("length", Value::of(count));
+      loop.set("previtem", i > 0 ? items[i - 1] : Value());
+      loop.set("nextitem", i + 1 < items.size() ? items[i + 1] : Value());
+      scope.set("loop", loop);
+      scopes.push_back(scope);
+      Status s = run(n.body);
+      scopes.pop_back();
+      if (!s) return s;
+    }
+    return {};
+  }
+
+  StatusOr<Value> eval(const Node &n) {
+    switch (n.kind) {
+    case Node::Kind::Literal: return n.literal;
+    case Node::Kind::Name: return lookup(n.text);
+    case Node::Kind::Attr: {
+      auto object = eval(*n.operands[0]);
+      if (!object) return object;
+      if (object->kind == Value::Kind::Dict) {
+        const Value *v = object->find(n.text);
+        return v ? *v : Value();
+      }
+      if (object->kind == Value::Kind::Undefined)
+        return error(n, "'" + n.text + "' of an undefined value");
+      return Value(); // a method, taken up by the call
+    }
+    case Node::Kind::Index: {
+      auto object = eval(*n.operands[0]);
+      if (!object) return object;
+      auto key = eval(*n.operands[1]);
+      if (!key) return key;
+      if (object->kind == Value::Kind::List || object->kind == Value::Kind::String) {
+        if (key->kind != Value::Kind::Int) return error(n, "a list index that is not an integer");
+        int64_t size = object->kind == Value::Kind::List ? int64_t(object->list->size()) : int64_t(object->text.size());
+        int64_t i = key->integer < 0 ? key->integer + size : key->integer;
+        if (i < 0 || i >= size) return Value();
+        if (object->kind == Value::Kind::List) return (*object->list)[i];
+        return Value::of(std::string(1, object->text[i]));
+      }
+      if (object->kind == Value::Kind::Dict) {
+        if (key->kind != Value::Kind::String) return Value();
+        const Value *v = object->find(key->text);
+        return v ? *v : Value();
+      }
+      if (object->kind == Value::Kind::Undefined) return error(n, "an index into an undefined value");
+      return Value();
+    }
+    case Node::Kind::Slice: return evalSlice(n);
+    case Node::Kind::Call: return evalCall(n);
+    case Node::Kind::Filter: return evalFilter(n);
+    case Node::Kind::Test: return evalTest(n);
+    case Node::Kind::Not: {
+      auto v = eval(*n.operands[0]);
+      if (!v) return v;
+      return Value::of(!truthy(*v));
+    }
+    case Node::Kind::Negate: {
+      auto v = eval(*n.operands[0]);
+      if (!v) return v;
+      if (v->kind == Value::Kind::Int) return Value::of(-v->integer);
+      if (v->kind == Value::Kind::Float) return Value::of(-v->real);
+      return error(n, "'-' before something that is not a number");
+    }
+    case Node::Kind::Binary: return evalBinary(n);
+    case Node::Kind::Conditional: {
+      auto c = eval(*n.operands[0]);
+      if (!c) return c;
+      if (truthy(*c)) return eval(*n.operands[1]);
+      return n.operands[2] ? eval(*n.operands[2]) : StatusOr<Value>(Value());
+    }
+    case Node::Kind::ListLiteral: {
+      Value list = Value::newList();
+      for (const NodePtr &e : n.operands) {
+        auto v = eval(*e);
+        if (!v) return v;
+        list.list->push_back(*v);
+      }
+      return list;
+    }
+    case Node::Kind::DictLiteral: {
+      Value dict = Value::newDict();
+      for (std::size_t i = 0; i + 1 < n.operands.size(); i += 2) {
+        auto k = eval(*n.operands[i]);
+        if (!k) return k;
+        auto v = eval(*n.operands[i + 1]);
+        if (!v) return v;
+        if (k->kind != Value::Kind::String) return error(n, "a dict key that is not a string");
+        dict.set(k->text, *v);
+      }
+      return dict;
+    }
+    default: return error(n, "a statement where an expression belongs");
+    }
+  }
+
+  StatusOr<Value> evalSlice(const Node &n) {
+    auto object = eval(*n.operands[0]);
+    if (!object) return object;
+    int64_t bounds[3] = {0, 0, 1};
+    bool given[3] = {false, false, false};
+    for (int k = 0; k < 3; ++k) {
+      if (!n.operands[k + 1]) continue;
+      auto v = eval(*n.operands[k + 1]);
+      if (!v) return v;
+      if (v->kind != Value::Kind::Int) return error(n, "a slice bound that is not an integer");
+      bounds[k] = v->integer;
+      given[k] = true;
+    }
+    int64_t step = bounds[2];
+    if (step == 0) return error(n, "a slice step of zero");
+    int64_t size = object->kind == Value::Kind::List ? int64_t(object->list->size())
+                   : object->kind == Value::Kind::String ? int64_t(object->text.size())
+                                                         : -1;
+    if (size < 0) return error(n, "a slice of something that is not a list or a string");
+    auto clampIndex = [&](int64_t i, bool isGiven, int64_t otherwise) {
+      if (!isGiven) return otherwise;
+      if (i < 0) i += size;
+      return step > 0 ? std::clamp<int64_t>(i, 0, size) : std::clamp<int64_t>(i, -1, size - 1);
+    };
+    int64_t start = clampIndex(bounds[0], given[0], step > 0 ? 0 : size - 1);
+    int64_t stop = clampIndex(bounds[1], given[1], step > 0 ? size : -1);
+    Value out = object->kind == Value::Kind::List ? Value::newList() : Value::of(std::string());
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+      if (object->kind == Value::Kind::List) out.list->push_back((*object->list)[i]);
+      else out.text += object->text[i];
+    }
+    return out;
+  }
+
+  StatusOr<std::vector<Value>> evalArguments(const Node &n, std::size_t from) {
+    std::vector<Value> args;
+    for (std::size_t i = from; i < n.operands.size(); ++i) {
+      auto v = eval(*n.operands[i]);
+      if (!v) return v.status();
+      args.push_back(*v);
+    }
+    return args;
+  }
+
+  StatusOr<Value> evalCall(const Node &n) {
+    const Node &callee = *n.operands[0];
+    auto args = evalArguments(n, 1);
+    if (!args) return args.status();
+    if (callee.kind == Node::Kind::Name) {
+      if (callee.text == "namespace") {
+        Value ns = Value::newDict();
+        ns.isNamespace = true;
+        for (const auto &[key, valueNode] : n.keywords) {
+          auto v = eval(*valueNode);
+          if (!v) return v;
+          ns.set(key, *v);
+        }
+        return ns;
+      }
+      if (callee.text == "raise_exception")
+        return error(n, "the template raised an error: " + (args->empty() ? std::string() : display((*args)[0])));
+      if (callee.text == "range") {
+        int64_t lo = 0, hi = 0;
+        if (args->size() == 1 && (*args)[0].kind == Value::Kind::Int) hi = (*args)[0].integer;
+        else if (args->size() == 2 && (*args)[0].kind == Value::Kind::Int && (*args)[1].kind == Value::Kind::Int)
+          lo = (*args)[0].integer, hi = (*args)[1].integer;
+        else return error(n, "range() takes one or two integers");
+        Value list = Value::newList();
+        for (int64_t i = lo; i < hi && i - lo < 100000; ++i) list.list->push_back(Value::of(i));
+        return list;
+      }
+      return error(n, "the function '" + callee.text + "' is not supported");
+    }
+    if (callee.kind != Node::Kind::Attr) return error(n, "a call of something that cannot be called");
+    auto object = eval(*callee.operands[0]);
+    if (!object) return object;
+    return callMethod(n, *object, callee.text, *args);
+  }
+
+  StatusOr<Value> callMethod(const Node &n, const Value &object, const std::string &name,
+                             const std::vector<Value> &args) {
+    auto stringArg = [&](std::size_t i) -> const std::string * {
+      return i < args.size() && args[i].kind == Value::Kind::String ? &args[i].text : nullptr;
+    };
+    if (object.kind == Value::Kind::String) {
+      const std::string &s = object.text;
+      if (name == "startswith" || name == "endswith") {
+        const std::string *x = stringArg(0);
+        if (!x) return error(n, name + "() takes a string");
+        bool yes = name == "startswith" ? s.compare(0, x->size(), *x) == 0
+                                        : s.size() >= x->size() && s.compare(s.size() - x->size(), x->size(), *x) == 0;
+        return Value::of(yes);
+      }
+      if (name == "strip" || name == "lstrip" || name == "rstrip")
+        return Value::of(stripChars(s, stringArg(0), name != "rstrip", name != "lstrip"));
+      if (name == "upper" || name == "lower") {
+        std::string r = s;
+        for (char &c : r) c = name == "upper" ? char(std::toupper((unsigned char)c)) : char(std::tolower((unsigned char)c));
+        return Value::of(r);
+      }
+      if (name == "title") {
+        std::string r = s;
+        bool start = true;
+        for (char &c : r) {
+          c = start ? char(std::toupper((unsigned char)c)) : char(std::tolower((unsigned char)c));
+          start = !std::isalpha((unsigned char)c);
+        }
+        return Value::of(r);
+      }
+      if (name == "replace") {
+        const std::string *from = stringArg(0), *to = stringArg(1);
+        if (!from || !to || from->empty()) return error(n, "replace() takes two strings, the first not empty");
+        std::string r;
+        std::size_t last = 0;
+        for (std::size_t at = s.find(*from); at != std::string::npos; at = s.find(*from, last)) {
+          r.append(s, last, at - last);
+          r += *to;
+          last = at + from->size();
+        }
+        r.append(s, last);
+        return Value::of(r);
+      }
+      if (name == "split") {
+        Value list = Value::newList();
+        const std::string *sep = stringArg(0);
+        if (!sep) { // whitespace runs
+          std::size_t i = 0;
+          while (i < s.size()) {
+            while (i < s.size() && isSpaceChar(s[i])) ++i;
+            std::size_t j = i;
+            while (j < s.size() && !isSpaceChar(s[j])) ++j;
+            if (j > i) list.list->push_back(Value::of(s.substr(i, j - i)));
+            i = j;
+          }
+          return list;
+        }
+        if (sep->empty()) return error(n, "split() with an empty separator");
+        std::size_t last = 0;
+        for (std::size_t at = s.find(*sep); at != std::string::npos; at = s.find(*sep, last)) {
+          list.list->push_back(Value::of(s.substr(last, at - last)));
+          last = at + sep->size();
+        }
+        list.list->push_back(Value::of(s.substr(last)));
+        return list;
+      }
+    }
+    if (object.kind == Value::Kind::Dict && !object.isNamespace) {
+      if (name == "items" || name == "keys" || name == "values") {
+        Value list = Value::newList();
+        for (const auto &[k, v] : *object.dict) {
+          if (name == "keys") list.list->push_back(Value::of(k));
+          else if (name == "values") list.list->push_back(v);
+          else {
+            Value pair = Value::newList();
+            pair.list->push_back(Value::of(k));
+            pair.list->push_back(v);
+            list.list->push_back(pair);
+          }
+        }
+        return list;
+      }
+      if (name == "get") {
+        const std::string *key = stringArg(0);
+        if (!key) return error(n, "get() takes a string key");
+        const Value *v = object.find(*key);
+        return v ? *v : (args.size() > 1 ? args[1] : Value::none());
+      }
+    }
+    if (object.kind == Value::Kind::Undefined) return error(n, "the method " + name + "() of an undefined value");
+    return error(n, "the method " + name + "() is not supported");
+  }
+
+  StatusOr<Value> evalFilter(const Node &n) {
+    auto value = eval(*n.operands[0]);
+    if (!value) return value;
+    auto args = evalArguments(n, 1);
+    if (!args) return args.status();
+    const Value &v = *value;
+    const std::string &f = n.text;
+    if (f == "length" || f == "count") {
+      if (v.kind == Value::Kind::List) return Value::of(int64_t(v.list->size()));
+      if (v.kind == Value::Kind::String) return Value::of(int64_t(v.text.size()));
+      if (v.kind == Value::Kind::Dict) return Value::of(int64_t(v.dict->size()));
+      return error(n, "length of something that has none");
+    }
+    if (f == "trim") {
+      if (v.kind != Value::Kind::String) return error(n, "trim of something that is not a string");
+      return Value::of(stripChars(v.text, nullptr, true, true));
+    }
+    if (f == "tojson") return Value::of(toJson(v));
+    if (f == "string") return Value::of(display(v));
+    if (f == "upper" || f == "lower") return callMethod(n, v, f, {});
+    if (f == "default") {
+      bool useDefault = v.kind == Value::Kind::Undefined || (args->size() > 1 && truthy((*args)[1]) && !truthy(v));
+      return useDefault ? (args->empty() ? Value::of(std::string()) : (*args)[0]) : v;
+    }
+    if (f == "first" || f == "last") {
+      if (v.kind != Value::Kind::List) return error(n, f + " of something that is not a list");
+      if (v.list->empty()) return Value();
+      return f == "first" ? v.list->front() : v.list->back();
+    }
+    if (f == "join") {
+      if (v.kind != Value::Kind::List) return error(n, "join of something that is not a list");
+      std::string sep = args->empty() ? "" : display((*args)[0]), r;
+      for (std::size_t i = 0; i < v.list->size(); ++i) r += (i ? sep : "") + display((*v.list)[i]);
+      return Value::of(r);
+    }
+    return error(n, "the filter '" + f + "' is not supported");
+  }
+
+  StatusOr<Value> evalTest(const Node &n) {
+    auto value = eval(*n.operands[0]);
+    if (!value) return value;
+    const Value &v = *value;
+    const std::string &t = n.text;
+    bool yes;
+    if (t == "defined") yes = v.kind != Value::Kind::Undefined;
+    else if (t == "undefined") yes = v.kind == Value::Kind::Undefined;
+    else if (t == "none") yes = v.kind == Value::Kind::None;
+    else if (t == "string") yes = v.kind == Value::Kind::String;
+    else if (t == "number") yes = isNumber(v);
+    else if (t == "boolean") yes = v.kind == Value::Kind::Bool;
+    else if (t == "true") yes = v.kind == Value::Kind::Bool && v.boolean;
+    else if (t == "false") yes = v.kind == Value::Kind::Bool && !v.boolean;
+    else if (t == "mapping") yes = v.kind == Value::Kind::Dict;
+    else if (t == "sequence" || t == "iterable")
+      yes = v.kind == Value::Kind::List || v.kind == Value::Kind::String || (t == "iterable" && v.kind == Value::Kind::Dict);
+    else return error(n, "the test '" + t + "' is not supported");
+    return Value::of(n.negated ? !yes : yes);
+  }
+
+  StatusOr<Value> evalBinary(const Node &n) {
+    const std::string &op = n.text;
+    auto left = eval(*n.operands[0]);
+    if (!left) return left;
+    if (op == "and") return truthy(*left) ? eval(*n.operands[1]) : left;
+    if (op == "or") return truthy(*left) ? left : eval(*n.operands[1]);
+    auto right = eval(*n.operands[1]);
+    if (!right) return right;
+    const Value &a = *left, &b = *right;
+    if (op == "==") return Value::of(equal(a, b));
+    if (op == "!=") return Value::of(!equal(a, b));
+    if (op == "~") return Value::of(display(a) + display(b));
+    if (op == "in" || op == "not in") {
+      bool found = false;
+      if (b.kind == Value::Kind::String) {
+        if (a.kind != Value::Kind::String) return error(n, "'in' a string needs a string");
+        found = b.text.find(a.text) != std::string::npos;
+      } else if (b.kind == Value::Kind::List) {
+        found = std::any_of(b.list->begin(), b.list->end(), [&](const Value &x) { return equal(a, x); });
+      } else if (b.kind == Value::Kind::Dict) {
+        found = a.kind == Value::Kind::String && b.find(a.text);
+      } else if (b.kind != Value::Kind::Undefined && b.kind != Value::Kind::None) {
+        return error(n, "'in' something that is not a string, a list or a dict");
+      }
+      return Value::of(op == "in" ? found : !found);
+    }
+    if (op == "+" && a.kind == Value::Kind::String && b.kind == Value::Kind::String) return Value::of(a.text + b.text);
+    if (op == "+" && a.kind == Value::Kind::List && b.kind == Value::Kind::List) {
+      Value list = Value::newList();
+      *list.list = *a.list;
+      list.list->insert(list.list->end(), b.list->begin(), b.list->end());
+      return list;
+    }
+    if (op == "<" || op == ">" || op == "<=" || op == ">=") {
+      bool r;
+      if (isNumber(a) && isNumber(b)) {
+        double x = number(a), y = number(b);
+        r = op == "<" ? x < y : op == ">" ? x > y : op == "<=" ? x <= y : x >= y;
+      } else if (a.kind == Value::Kind::String && b.kind == Value::Kind::String) {
+        int c = a.text.compare(b.text);
+        r = op == "<" ? c < 0 : op == ">" ? c > 0 : op == "<=" ? c <= 0 : c >= 0;
+      } else {
+        return error(n, "'" + op + "' between values that cannot be ordered");
+      }
+      return Value::of(r);
+    }
+    if (!isNumber(a) || !isNumber(b))
+      return error(n, "'" + op + "' between values that are not both numbers (or strings for +)");
+    bool ints = a.kind == Value::Kind::Int && b.kind == Value::Kind::Int;
+    if (op == "+") return ints ? Value::of(a.integer + b.integer) : Value::of(number(a) + number(b));
+    if (op == "-") return ints ? Value::of(a.integer - b.integer) : Value::of(number(a) - number(b));
+    if (op == "*") return ints ? Value::of(a.integer * b.integer) : Value::of(number(a) * number(b));
+    if (op == "/") {
+      if (number(b) == 0) return error(n, "division by zero");
+      return Value::of(number(a) / number(b));
+    }
+    if (op == "//" || op == "%") {
+      if (!ints) return error(n, "'" + op + "' needs integers");
+      if (b.integer == 0) return error(n, "division by zero");
+      int64_t q = a.integer / b.integer, r = a.integer % b.integer;
+      if (r != 0 && ((r < 0) != (b.integer < 0))) --q, r += b.integer; // Python's floor division
+      return Value::of(op == "//" ? q : r);
+    }
+    return error(n, "the operator '" + op + "' is not supported");
+  }
+
+  std::vector<Value> scopes;
+};
+
+} // namespace
+
+StatusOr<std::string> render(const Program &program, const Value &globals) {
+  Renderer renderer(globals);
+  if (Status s = renderer.run(program.body); !s) return s;
+  return std::move(renderer.out);
+}
+
+} // namespace ti::jinja
