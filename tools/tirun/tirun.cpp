@@ -4,6 +4,8 @@
 //   tirun plan.fb weights.bin --prompt-file p.txt --temperature 0.8 --top-p 0.95
 //   tirun plan.fb weights.bin --prompt-tokens 128000,791,6864 -n 32
 //   tirun plan.fb weights.bin --backend cpu --threads 2
+//   tirun plan.fb weights.bin --chat --system "Be brief." --prompt "Hi"
+//   tirun chat plan.fb weights.bin      (Chat.cpp)
 //   tirun tokenize weights.bin < text   tirun detokenize weights.bin < ids
 //   tirun probe -o target.json          (Probe.cpp)
 //   tirun bench plan.fb weights.bin     (Bench.cpp)
@@ -20,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
+#include "Chat.h"
 #include "CommandLine.h"
 #include "Probe.h"
 #include "TextGenerate.h"
@@ -49,6 +52,8 @@ int main(int argc, char **argv) {
     return ti::tirun::runProbe(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "bench")
     return ti::tirun::runBench(argc - 1, argv + 1);
+  if (argc > 1 && std::string(argv[1]) == "chat")
+    return ti::tirun::runChat(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "tokenize")
     return ti::tirun::runTokenize(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "detokenize")
@@ -58,6 +63,7 @@ int main(int argc, char **argv) {
              "tic --target-file (tirun probe --help)\n"
              "tirun bench plan.fb weights.bin: time per token against the bandwidth floor "
              "(tirun bench --help)\n"
+             "tirun chat plan.fb weights.bin: a conversation on the terminal (tirun chat --help)\n"
              "tirun tokenize|detokenize [weights.bin] [--tokenizer FILE]: text to ids and back");
   std::string planPath, weightsPath, promptText, backend = "auto";
   int32_t count = 16;
@@ -75,6 +81,10 @@ int main(int argc, char **argv) {
   app.add_option("--tokenizer", tokenizerPath,
                  "a tokenizer.json or its directory (default: the one kept in weights.bin)");
   app.add_option("--stop", stops, "end the text before this string (may be repeated)");
+  bool chatMode = false;
+  std::string systemText;
+  app.add_flag("--chat", chatMode, "wrap the prompt in the checkpoint's chat template as one user message");
+  app.add_option("--system", systemText, "with --chat: a system message before it");
   ti::SamplingOptions sampling;
   app.add_option("--temperature", sampling.temperature, "sample at this temperature (0: greedy, the default)");
   app.add_option("--top-k", sampling.topK, "sample from the k likeliest tokens (0: all)");
@@ -142,7 +152,25 @@ int main(int argc, char **argv) {
   }
 
   std::vector<int32_t> prompt;
-  if (textMode) {
+  if ((chatMode || !systemText.empty()) && !textMode)
+    return fail("--chat and --system need a text prompt (--prompt or --prompt-file)");
+  if (!systemText.empty() && !chatMode)
+    return fail("--system needs --chat");
+  std::vector<int32_t> chatEnds;
+  if (chatMode) {
+    auto chat = ti::ChatTemplate::of(*tokenizer);
+    if (!chat)
+      return fail(chat.status().message());
+    std::vector<ti::ChatMessage> messages;
+    if (!systemText.empty())
+      messages.push_back({"system", systemText});
+    messages.push_back({"user", promptWords});
+    auto ids = ti::tirun::renderConversation(*chat, *tokenizer, messages);
+    if (!ids)
+      return fail(ids.status().message());
+    prompt = *ids;
+    chatEnds = ti::tirun::endOfTurnTokens(*tokenizer);
+  } else if (textMode) {
     auto ids = tokenizer->encode(promptWords);
     if (!ids)
       return fail((promptFile.empty() ? "--prompt: " : "--prompt-file: ") + ids.status().message());
@@ -185,6 +213,7 @@ int main(int argc, char **argv) {
     run.maxNew = count;
     run.stops = stops;
     run.endTokens = ti::tirun::extraEndTokens(*tokenizer, (*loaded)->weights.get());
+    run.endTokens.insert(run.endTokens.end(), chatEnds.begin(), chatEnds.end());
     run.sampling = chosen;
     return ti::tirun::runTextGeneration(**loaded, executor, *tokenizer, run);
   }
