@@ -30,9 +30,9 @@
 namespace ti {
 
 struct SessionOptions {
-  SamplingOptions sampling;
+  SamplingOptions sampling{};
   /// Tokens that end a turn besides the plan's end-of-sequence tokens.
-  std::vector<int32_t> endTokens;
+  std::vector<int32_t> endTokens{};
   /// How long a generating launch should take at most, once the time per step
   /// is known: a reader sees text at least this often.
   double launchSeconds = 0.025;

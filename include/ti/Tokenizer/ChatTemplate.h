@@ -33,7 +33,7 @@ struct ChatOptions {
   /// End with the header that asks the model for the next reply.
   bool addGenerationPrompt = true;
   /// Qwen3's switch; unset leaves the template's default.
-  std::optional<bool> enableThinking;
+  std::optional<bool> enableThinking{};
 };
 
 class ChatTemplate {

@@ -56,7 +56,7 @@ struct EncodeOptions {
 struct DecodeOptions {
   bool skipSpecialTokens = false;
   /// Overrides tokenizer_config.json's clean_up_tokenization_spaces.
-  std::optional<bool> cleanUpSpaces;
+  std::optional<bool> cleanUpSpaces{};
 };
 
 class Tokenizer {

@@ -48,7 +48,10 @@ std::string printable(const std::string &s) {
 
 std::string idList(const std::vector<int32_t> &ids) {
   std::string out;
-  for (std::size_t i = 0; i < ids.size() && i < 40; ++i) out += (i ? " " : "") + std::to_string(ids[i]);
+  for (std::size_t i = 0; i < ids.size() && i < 40; ++i) {
+    if (i) out += ' ';
+    out += std::to_string(ids[i]);
+  }
   return ids.size() > 40 ? out + " ..." : out;
 }
 
