@@ -105,6 +105,18 @@ StatusOr<Bpe> Bpe::parse(const Json &model, const std::string &path) {
     int32_t l = intern(left), r = intern(right), m = intern(left + right);
     bpe.merges[pairKey(l, r)] = {static_cast<int32_t>(rank), m}; // a repeated pair keeps its last rank
   }
+  // Whether a word may split before U+2581 (see splitsAtMetaspace).
+  const std::string meta = "\xE2\x96\x81";
+  bpe.splitsAtMetaspace = !bpe.ignoreMerges && bpe.endOfWord.empty();
+  for (const auto &[key, rankAndResult] : bpe.merges) {
+    const std::string &left = bpe.symbolText[static_cast<int32_t>(key >> 32)];
+    const std::string &right = bpe.symbolText[static_cast<int32_t>(key & 0xFFFFFFFFu)];
+    bool leftEndsMeta = left.size() >= 3 && left.compare(left.size() - 3, 3, meta) == 0;
+    if (right.compare(0, 3, meta) == 0 && !leftEndsMeta) {
+      bpe.splitsAtMetaspace = false;
+      break;
+    }
+  }
   bpe.asciiSymbol.assign(128, -1);
   for (int c = 0; c < 128; ++c)
     if (auto it = bpe.symbols.find(std::string(1, static_cast<char>(c))); it != bpe.symbols.end())
@@ -213,10 +225,26 @@ void Bpe::encodeWord(std::string_view word, std::vector<int32_t> &ids) const {
   }
 }
 
-void Bpe::encode(const std::vector<std::string> &pieces, std::vector<int32_t> &ids,
+void Bpe::encode(const std::vector<std::string> &words, std::vector<int32_t> &ids,
                  std::unordered_map<std::string, std::vector<int32_t>> *cache) const {
   std::size_t start = ids.size();
-  for (const std::string &piece : pieces) {
+  std::vector<std::string> split;
+  const std::vector<std::string> *pieces = &words;
+  if (splitsAtMetaspace) {
+    const std::string meta = "\xE2\x96\x81";
+    for (const std::string &word : words) {
+      std::size_t from = 0;
+      for (std::size_t at = word.find(meta, 1); at != std::string::npos; at = word.find(meta, at + 3)) {
+        bool afterMeta = at >= 3 && word.compare(at - 3, 3, meta) == 0;
+        if (afterMeta) continue; // a run of U+2581 stays whole
+        split.push_back(word.substr(from, at - from));
+        from = at;
+      }
+      split.push_back(word.substr(from));
+    }
+    pieces = &split;
+  }
+  for (const std::string &piece : *pieces) {
     if (cache && piece.size() < 256) {
       auto it = cache->find(piece);
       if (it != cache->end()) {

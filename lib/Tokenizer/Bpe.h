@@ -57,6 +57,12 @@ private:
   std::optional<int32_t> unkId;
   std::string endOfWord;
   bool byteFallback = false, fuseUnknown = false, ignoreMerges = false;
+  // SentencePiece-style files have no pre-tokenizer: a whole stretch of text
+  // is one word. When no merge joins a symbol ending in another character to
+  // one starting with U+2581, a word splits exactly before each U+2581 that
+  // follows another character (the pieces merge alone as they would
+  // together); parse() checks that from the merges.
+  bool splitsAtMetaspace = false;
   int32_t byteIds[256]; // the ids of <0x00>..<0xFF>, -1 where missing
 };
 
