@@ -12,6 +12,8 @@
 #include "CommandLine.h"
 #include "TextSupport.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -32,18 +34,29 @@ StatusOr<Tokenizer> tokenizerFor(const std::string &weights, const std::string &
 int runTokenize(int argc, char **argv) {
   CLI::App app{"tirun tokenize: text on standard input, token ids on standard output"};
   std::string weights, tokenizer;
-  bool noSpecial = false;
+  bool noSpecial = false, timing = false;
   app.add_option("weights", weights, "a weights file that keeps its tokenizer (tipack --tokenizer)");
   app.add_option("--tokenizer", tokenizer, "a tokenizer.json, or the directory that holds it");
   app.add_flag("--no-special", noSpecial, "leave out the special tokens the tokenizer adds (a BOS)");
+  app.add_flag("--time", timing, "print the loading and encoding times on standard error");
   if (auto exit = parseCommandLine(app, argc, argv))
     return *exit;
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
   auto t = tokenizerFor(weights, tokenizer);
   if (!t)
     return fail(t.status().message());
-  auto ids = t->encode(readStandardInput(), {.addSpecialTokens = !noSpecial});
+  std::string text = readStandardInput();
+  auto t1 = Clock::now();
+  auto ids = t->encode(text, {.addSpecialTokens = !noSpecial});
+  auto t2 = Clock::now();
   if (!ids)
     return fail("standard input: " + ids.status().message());
+  if (timing)
+    std::fprintf(stderr, "tirun tokenize: loaded in %.3f s; %zu bytes encoded into %zu tokens in %.3f s (%.2f MB/s)\n",
+                 std::chrono::duration<double>(t1 - t0).count(), text.size(), ids->size(),
+                 std::chrono::duration<double>(t2 - t1).count(),
+                 text.size() / 1e6 / std::max(1e-9, std::chrono::duration<double>(t2 - t1).count()));
   std::string out;
   for (std::size_t i = 0; i < ids->size(); ++i)
     out += (i ? " " : "") + std::to_string((*ids)[i]);
