@@ -14,7 +14,14 @@
    a disagreement is listed with Transformers' top-2 gap and one BF16 ULP at
    that logit (a near-tie when the gap is at most one ULP).
 
+With --prompt TEXT --tokenizer DIR the prompt is text: our tokenizer (tirun
+tokenize) and Transformers' (PreTrainedTokenizerFast over the same
+tokenizer.json, Rust's tokenizers) must give the same ids, which are then
+compared as above; and `tirun --prompt TEXT` must print the text that
+Transformers decodes from the generated ids.
+
 usage: hf_compare.py TIC TIPACK TIRUN GRAPH WORKDIR [--steps 64] [--backend cuda]
+                     [--prompt TEXT --tokenizer DIR]
 """
 import argparse
 import json
@@ -38,7 +45,11 @@ p.add_argument("work")
 p.add_argument("--steps", type=int, default=64)
 p.add_argument("--backend", default="cuda")
 p.add_argument("--seed", type=int, default=1234)
+p.add_argument("--prompt", help="a text prompt (needs --tokenizer)")
+p.add_argument("--tokenizer", help="the folder of tokenizer.json and tokenizer_config.json")
 args = p.parse_args()
+if bool(args.prompt) != bool(args.tokenizer):
+    sys.exit("--prompt and --tokenizer go together")
 os.makedirs(args.work, exist_ok=True)
 model_name = graph_name(args.graph)
 ckpt = build_checkpoint(os.path.join(args.work, f"checkpoint-{model_name}"), args.seed,
@@ -51,8 +62,24 @@ plan = os.path.join(args.work, "plan.fb")
 weights = os.path.join(args.work, "weights.bin")
 logits_file = os.path.join(args.work, "logits.f32")
 subprocess.run([args.tic, args.graph, "--target", "h200", "-o", plan], check=True)
-subprocess.run([args.tipack, plan, "--checkpoint", ckpt, "-o", weights], check=True)
+pack = [args.tipack, plan, "--checkpoint", ckpt, "-o", weights]
+if args.tokenizer:
+    pack += ["--tokenizer", args.tokenizer]
+subprocess.run(pack, check=True)
 prompt = [128000, 791, 6864, 315, 9822, 374]
+hf_tokenizer = None
+if args.prompt:
+    from transformers import PreTrainedTokenizerFast
+    # From the folder, so that tokenizer_config.json's settings (clean-up of
+    # spaces, special tokens) apply as they do in ours.
+    hf_tokenizer = PreTrainedTokenizerFast.from_pretrained(args.tokenizer)
+    theirs_ids = hf_tokenizer(args.prompt)["input_ids"]
+    ours_ids = [int(t) for t in subprocess.run([args.tirun, "tokenize", weights], input=args.prompt,
+                                               check=True, capture_output=True, text=True).stdout.split()]
+    print(f"prompt {args.prompt!r}: ours {ours_ids}, transformers {theirs_ids}")
+    if ours_ids != theirs_ids:
+        sys.exit("the tokenizers disagree on the prompt")
+    prompt = ours_ids
 run = subprocess.run([args.tirun, plan, weights, "--backend", args.backend, "--prompt-tokens",
                       ",".join(map(str, prompt)), "-n", str(args.steps), "--dump-logits",
                       logits_file], check=True, capture_output=True, text=True)
@@ -88,6 +115,15 @@ report["generated"] = len(generated)
 report["agree"] = agree
 print(json.dumps(report, indent=1))
 real = [d for d in report["disagreements"] if not d["near_tie"]]
+if args.prompt:
+    text = subprocess.run([args.tirun, plan, weights, "--backend", args.backend, "--prompt", args.prompt,
+                           "-n", str(args.steps)], check=True, capture_output=True, text=True)
+    print(text.stderr.strip())
+    streamed = text.stdout[:-1] if text.stdout.endswith("\n") else text.stdout
+    decoded = hf_tokenizer.decode(generated, skip_special_tokens=True)
+    print(f"text: ours {streamed!r}\n      transformers' decode of our ids {decoded!r}")
+    if streamed != decoded:
+        real.append({"text": "tirun --prompt printed other text than Transformers decodes"})
 print(f"greedy tokens: {agree}/{len(generated)} agree; "
       f"{len(report['disagreements']) - len(real)} near-ties, {len(real)} real disagreements; "
       f"logits relative error: max {report['max_rel_error']:.3g}, "
