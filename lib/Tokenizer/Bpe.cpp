@@ -35,9 +35,10 @@ struct Candidate {
 StatusOr<Bpe> Bpe::parse(const Json &model, const std::string &path) {
   Bpe bpe;
   if (!model.is_object()) return fieldError(path, "expected an object");
-  std::string type = model.value("type", std::string("BPE"));
-  if (!model.contains("type") && !model.contains("merges"))
-    return fieldError(path, "only BPE models are supported");
+  auto declared = optionalString(model, "type", path);
+  if (!declared) return declared.status();
+  if (!*declared && !model.contains("merges")) return fieldError(path, "only BPE models are supported");
+  std::string type = declared->value_or("BPE");
   if (type != "BPE") return fieldError(fieldPath(path, "type"), "the model \"" + type + "\" is not supported (only BPE)");
   if (auto it = model.find("dropout"); it != model.end() && !it->is_null() && !(it->is_number() && it->get<double>() == 0))
     return fieldError(fieldPath(path, "dropout"), "BPE dropout is not supported");

@@ -14,7 +14,7 @@
 #include "JinjaAst.h"
 
 #include <cctype>
-#include <regex>
+#include <charconv>
 
 namespace ti::jinja {
 
@@ -32,9 +32,30 @@ struct Token {
 
 std::string preprocess(std::string source) {
   if (!source.empty() && source.back() == '\n') source.pop_back();
-  source = std::regex_replace(source, std::regex("(^|\n)[ \t]*(\\{[#%-])"), "$1$2");
-  source = std::regex_replace(source, std::regex("([#%-]\\})\n"), "$1");
-  return source;
+  // lstrip_blocks: spaces and tabs from a line's start to a "{#", "{%" or "{-".
+  std::string stripped;
+  stripped.reserve(source.size());
+  for (std::size_t i = 0; i < source.size();) {
+    if (i == 0 || source[i - 1] == '\n') {
+      std::size_t j = i;
+      while (j < source.size() && (source[j] == ' ' || source[j] == '\t')) ++j;
+      if (j + 1 < source.size() && source[j] == '{' &&
+          (source[j + 1] == '#' || source[j + 1] == '%' || source[j + 1] == '-')) {
+        i = j;
+      }
+    }
+    stripped += source[i++];
+  }
+  // trim_blocks: the newline right after "#}", "%}" or "-}".
+  std::string out;
+  out.reserve(stripped.size());
+  for (std::size_t i = 0; i < stripped.size(); ++i) {
+    if (stripped[i] == '\n' && i >= 2 && stripped[i - 1] == '}' &&
+        (stripped[i - 2] == '#' || stripped[i - 2] == '%' || stripped[i - 2] == '-'))
+      continue;
+    out += stripped[i];
+  }
+  return out;
 }
 
 class Lexer {
@@ -235,6 +256,8 @@ private:
 
   // Statements until one of `stops` ({% endif %}, ...), whose keyword is left in `stoppedAt`.
   Status parseBody(std::vector<NodePtr> &body, std::vector<std::string> stops, std::string &stoppedAt) {
+    Deeper guard(depth);
+    if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
     for (;;) {
       const Token &t = peek();
       if (t.kind == Token::Kind::End) {
@@ -386,6 +409,8 @@ private:
   StatusOr<NodePtr> parseAnd() { return binary(&Parser::parseNot, {"and"}); }
   StatusOr<NodePtr> parseNot() {
     if (!isName("not")) return parseComparison();
+    Deeper guard(depth);
+    if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
     auto n = node(Node::Kind::Not);
     ++pos;
     auto operand = parseNot();
@@ -416,6 +441,8 @@ private:
   StatusOr<NodePtr> parseSum() { return binary(&Parser::parseProduct, {"+", "-"}); }
   StatusOr<NodePtr> parseProduct() { return binary(&Parser::parseUnary, {"*", "//", "/", "%"}); }
   StatusOr<NodePtr> parseUnary() {
+    Deeper guard(depth);
+    if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
     if (isOp("-")) {
       auto n = node(Node::Kind::Negate);
       ++pos;
@@ -530,8 +557,18 @@ private:
       --pos;
       return literal(Value::of(joined));
     }
-    case Token::Kind::Integer: return literal(Value::of(static_cast<int64_t>(std::stoll(t.text))));
-    case Token::Kind::Real: return literal(Value::of(std::stod(t.text)));
+    case Token::Kind::Integer: {
+      int64_t v = 0;
+      auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+      if (ec != std::errc() || end != t.text.data() + t.text.size()) return error("the number " + t.text + " is too large");
+      return literal(Value::of(v));
+    }
+    case Token::Kind::Real: {
+      double v = 0;
+      auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+      if (ec != std::errc() || end != t.text.data() + t.text.size()) return error("the number " + t.text + " is out of range");
+      return literal(Value::of(v));
+    }
     case Token::Kind::Name:
       if (t.text == "true" || t.text == "True") return literal(Value::of(true));
       if (t.text == "false" || t.text == "False") return literal(Value::of(false));
@@ -585,8 +622,17 @@ private:
     }
   }
 
+  // Nesting deeper than this (parentheses, brackets, blocks) is refused: the
+  // parser and the renderer recurse once per level.
+  static constexpr int kMaxDepth = 200;
+  struct Deeper {
+    int &depth;
+    explicit Deeper(int &d) : depth(++d) {}
+    ~Deeper() { --depth; }
+  };
   std::vector<Token> tokens;
   std::size_t pos = 0;
+  int depth = 0;
 };
 
 } // namespace

@@ -130,7 +130,7 @@ Status Tokenizer::Impl::loadConfig(const Json &c) {
       config.chatTemplate = it->get<std::string>();
     } else if (it->is_array()) { // [{"name": ..., "template": ...}]: the default one
       for (const Json &entry : *it)
-        if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
+        if (entry.is_object() && entry.contains("name") && entry["name"] == "default" && entry.contains("template") &&
             entry["template"].is_string())
           config.chatTemplate = entry["template"].get<std::string>();
     } else {
@@ -215,7 +215,7 @@ Status Tokenizer::Impl::loadPostProcessor(const Json &node) {
           item["SpecialToken"].contains("id") && item["SpecialToken"]["id"].is_string()) {
         next.push_back(item["SpecialToken"]["id"].get<std::string>());
       } else if (item.contains("Sequence") && item["Sequence"].is_object()) {
-        if (item["Sequence"].value("id", "") == "A") next.insert(next.end(), current.begin(), current.end());
+        if (item["Sequence"].contains("id") && item["Sequence"]["id"] == "A") next.insert(next.end(), current.begin(), current.end());
       } else {
         return tok::fieldError(itemPath, "expected {\"SpecialToken\": ...} or {\"Sequence\": ...}");
       }

@@ -46,12 +46,15 @@ std::vector<int32_t> extraEndTokens(const Tokenizer &tokenizer, const WeightsFil
   nlohmann::json g = generationConfig(weights);
   if (g.is_object() && g.contains("eos_token_id")) {
     const nlohmann::json &e = g["eos_token_id"];
-    if (e.is_number_integer())
-      ends.push_back(e.get<int32_t>());
-    else if (e.is_array())
+    auto add = [&](const nlohmann::json &id) {
+      if (id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() <= INT32_MAX)
+        ends.push_back(static_cast<int32_t>(id.get<int64_t>()));
+    };
+    if (e.is_array())
       for (const nlohmann::json &id : e)
-        if (id.is_number_integer())
-          ends.push_back(id.get<int32_t>());
+        add(id);
+    else
+      add(e);
   }
   if (tokenizer.config().eosToken)
     if (auto id = tokenizer.tokenToId(*tokenizer.config().eosToken))
@@ -62,13 +65,18 @@ std::vector<int32_t> extraEndTokens(const Tokenizer &tokenizer, const WeightsFil
 SamplingOptions defaultSampling(const WeightsFile *weights) {
   SamplingOptions o;
   nlohmann::json g = generationConfig(weights);
-  if (!g.is_object() || !g.value("do_sample", false))
+  // Fields of another type are ignored rather than trusted (the sampler's own
+  // checks then see the defaults).
+  auto number = [&](const char *key, double otherwise) {
+    return g.contains(key) && g[key].is_number() ? g[key].get<double>() : otherwise;
+  };
+  if (!g.is_object() || !g.contains("do_sample") || g["do_sample"] != true)
     return o;
-  o.temperature = g.value("temperature", 1.0);
-  o.topP = g.value("top_p", 1.0);
-  o.topK = g.value("top_k", 0);
-  if (g.contains("repetition_penalty") && g["repetition_penalty"].is_number())
-    o.repeatPenalty = g["repetition_penalty"].get<double>();
+  o.temperature = number("temperature", 1.0);
+  o.topP = number("top_p", 1.0);
+  double k = number("top_k", 0);
+  o.topK = k >= 0 && k <= 1e6 ? static_cast<int32_t>(k) : 0;
+  o.repeatPenalty = number("repetition_penalty", 1.0);
   return o;
 }
 

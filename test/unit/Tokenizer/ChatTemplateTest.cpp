@@ -80,6 +80,14 @@ TEST(ChatTemplate, NamesWhatItDoesNotSupport) {
   EXPECT_EQ(render("{{ 'open"), "error: chat template: line 1: a string is never closed");
   EXPECT_EQ(render("{{ raise_exception('only user and assistant') }}"),
             "error: chat template: line 1: the template raised an error: only user and assistant");
+  EXPECT_EQ(render("{{ 99999999999999999999 }}"), "error: chat template: line 1: the number 99999999999999999999 is too large");
+  EXPECT_EQ(render("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}"),
+            "error: chat template: line 1: blocks and expressions nested deeper than 200 levels");
+  EXPECT_EQ(render("{{ " + std::string(300, '-') + "1 }}"),
+            "error: chat template: line 1: blocks and expressions nested deeper than 200 levels");
+  std::string blocks;
+  for (int i = 0; i < 300; ++i) blocks += "{% if true %}";
+  EXPECT_EQ(render(blocks), "error: chat template: line 1: blocks and expressions nested deeper than 200 levels");
   EXPECT_EQ(render("{{ 1 + 'a' }}"),
             "error: chat template: line 1: '+' between values that are not both numbers (or strings for +)");
 }

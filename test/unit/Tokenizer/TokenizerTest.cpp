@@ -155,6 +155,9 @@ TEST(Tokenizer, NamesTheFieldOfADamagedOrUnsupportedFile) {
   EXPECT_EQ(loadError(withField("post_processor", "{\"type\": \"TemplateProcessing\", \"single\": "
                                                   "[{\"SpecialToken\": {\"id\": \"<bos>\"}}]}")),
             "tok.json: post_processor: the special token \"<bos>\" is not in the vocabulary");
+  EXPECT_EQ(loadError(withField("model", "{\"type\": 5, \"vocab\": {}, \"merges\": []}")),
+            "tok.json: model.type: expected a string");
+  EXPECT_EQ(loadError(kTiny, "{\"chat_template\": [{\"name\": 7, \"template\": \"x\"}]}"), "loaded");
   EXPECT_EQ(loadError(kTiny, "{\"clean_up_tokenization_spaces\": 1}"),
             "tok.json: tokenizer_config.json: clean_up_tokenization_spaces: expected true or false");
   EXPECT_EQ(loadError(kTiny, "{"), "tok.json: tokenizer_config.json: not valid JSON");
