@@ -121,9 +121,10 @@ StatusOr<TurnResult> DecodeSession::turn(std::span<const int32_t> input, int32_t
       }
       auto logits = executor.logits();
       if (!logits) return logits.status();
+      // The text so far: the cache (which holds the earlier generated tokens
+      // but the last) and this launch's piece (that last one, or the input).
       history.assign(cached.begin(), cached.end());
       history.insert(history.end(), piece.begin(), piece.end());
-      history.insert(history.end(), r.tokens.begin(), r.tokens.end());
       fresh.push_back(sampler.next(*logits, history));
     } else {
       fresh.assign(state->tokens, state->tokens + state->generated);
