@@ -514,6 +514,8 @@ Status Packer::run(const std::string &outPath, PackReport &report) {
     staging.reset(new uint8_t[stagingCap]);
 
   WeightsHeader header = weightsHeaderFor(plan);
+  if (opts.attachments.size() > kMaxAttachments)
+    return Status::error("more than " + std::to_string(kMaxAttachments) + " attachments");
   for (const auto &[name, contents] : opts.attachments) {
     bool printable = std::all_of(name.begin(), name.end(), [](char c) { return c >= 0x20 && c <= 0x7E; });
     if (!printable || name.empty() || name.size() > kMaxAttachmentNameBytes || contents.size() > kMaxAttachmentBytes)

@@ -229,6 +229,8 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
     h.tensors.push_back(std::move(t));
   }
   // 6. The attachment table.
+  if (attachmentCount > kMaxAttachments)
+    return fail("has " + num(attachmentCount) + " attachments, more than " + num(kMaxAttachments));
   if (attachmentCount > (end - at) / kEntryFixedBytes)
     return fail("has " + num(attachmentCount) + " attachments, more than its " + num(end) +
                 "-byte header can hold");

@@ -52,6 +52,7 @@ constexpr char kWeightsMagic[8] = {'T', 'I', 'W', 'E', 'I', 'G', 'H', 'T'};
 constexpr uint32_t kWeightsFormatVersion = 2;
 /// Attachment names are short; contents at most 256 MiB each.
 constexpr uint32_t kMaxAttachmentNameBytes = 255;
+constexpr uint32_t kMaxAttachments = 64;
 constexpr uint64_t kMaxAttachmentBytes = uint64_t(256) << 20;
 constexpr uint64_t kWeightsHeaderAlignment = 4096;
 

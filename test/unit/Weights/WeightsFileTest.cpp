@@ -281,6 +281,9 @@ TEST_F(WeightsFileTest, KeepsAttachmentsAfterTheData) {
   EXPECT_EQ(openError(damaged),
             "'" + file + "' has attachment 'generation_config.json' at 269, not right after the one before (13)");
   damaged = bytes;
+  damaged[36] = 65; // the attachment count
+  EXPECT_EQ(openError(damaged), "'" + file + "' has 65 attachments, more than 64");
+  damaged = bytes;
   std::memcpy(&damaged[table + 20 + 14 + 20], "tokenizer.json", 14); // two names alike
   damaged.replace(table + 20 + 14 + 16, 4, std::string("\x0e\0\0\0", 4));
   EXPECT_NE(openError(damaged).find("has two attachments named 'tokenizer.json'"), std::string::npos)
