@@ -64,8 +64,8 @@ StatusOr<Bpe> Bpe::parse(const Json &model, const std::string &path) {
   if (vocabIt == model.end() || !vocabIt->is_object()) return fieldError(vocabPath, "expected an object of token: id");
   bpe.vocab.reserve(vocabIt->size());
   for (auto it = vocabIt->begin(); it != vocabIt->end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > INT32_MAX)
-      return fieldError(vocabPath, "the id of \"" + it.key() + "\" is not an id from 0 to 2^31-1");
+    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > kMaxTokenId)
+      return fieldError(vocabPath, "the id of \"" + it.key() + "\" is not an id from 0 to 2^24-1");
     if (auto bad = utf8::firstInvalidByte(it.key())) return fieldError(vocabPath, "a token is not valid UTF-8");
     bpe.vocab[it.key()] = static_cast<int32_t>(it.value().get<int64_t>());
   }

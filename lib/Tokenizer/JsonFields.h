@@ -21,6 +21,10 @@ namespace ti::tok {
 
 using Json = nlohmann::json;
 
+/// Token ids run from 0 to below this: large enough for any vocabulary we know
+/// of (256K), small enough that the id -> token table cannot exhaust memory.
+constexpr int64_t kMaxTokenId = (int64_t(1) << 24) - 1;
+
 inline std::string fieldPath(const std::string &parent, const std::string &key) {
   return parent.empty() ? key : parent + "." + key;
 }
@@ -57,6 +61,27 @@ inline StatusOr<std::string> componentType(const Json &object, const std::string
   if (!type) return type.status();
   if (!*type) return fieldError(path, "has no \"type\"");
   return **type;
+}
+
+/// Parses JSON text, refusing nesting deeper than `maxDepth` (the parsers of
+/// the components recurse once per level, and so does copying a value): a
+/// discarded value (is_discarded()) on any error; `tooDeep` says which.
+inline Json parseBounded(std::string_view text, bool &tooDeep, int maxDepth = 64) {
+  tooDeep = false;
+  Json::parser_callback_t limit = [&](int depth, Json::parse_event_t, Json &) {
+    if (depth > maxDepth) tooDeep = true;
+    return !tooDeep;
+  };
+  Json j = Json::parse(text, limit, false);
+  if (tooDeep) return Json(Json::value_t::discarded);
+  return j;
+}
+
+/// `object[key]`, or null, without copying.
+inline const Json &fieldOrNull(const Json &object, const char *key) {
+  static const Json null;
+  auto it = object.find(key);
+  return it == object.end() ? null : *it;
 }
 
 /// A Replace or Split pattern: {"String": text} or {"Regex": Oniguruma pattern}.

@@ -135,7 +135,20 @@ StatusOr<std::string> onigurumaToPcre2(std::string_view p) {
   return out;
 }
 
-std::string Regex::literal(std::string_view text) { return "\\Q" + std::string(text) + "\\E"; }
+std::string Regex::literal(std::string_view text) {
+  // \Q...\E quotes everything but \E itself: each \E in the text closes the
+  // quote, is written escaped, and opens it again.
+  std::string out = "\\Q";
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == 'E') {
+      out += "\\E\\\\E\\Q";
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out + "\\E";
+}
 
 struct Regex::Code {
   pcre2_code *code = nullptr;
@@ -145,12 +158,7 @@ struct Regex::Code {
 StatusOr<Regex> Regex::compile(const std::string &pattern) {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  // \Q...\E cannot hold \E itself: literal() patterns with it are split here.
-  std::string source = pattern;
-  for (std::size_t at = 2; (at = source.find("\\E", at)) != std::string::npos && at + 2 < source.size();) {
-    source.replace(at, 2, "\\E\\\\E\\Q");
-    at += 7;
-  }
+  const std::string &source = pattern;
   pcre2_code *code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source.data()), source.size(),
                                    PCRE2_UTF | PCRE2_NO_UTF_CHECK, &error, &offset, nullptr);
   if (!code) {

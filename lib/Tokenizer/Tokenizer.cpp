@@ -166,8 +166,8 @@ Status Tokenizer::Impl::loadAddedTokens(const Json &list) {
     if (utf8::firstInvalidByte(**content)) return tok::fieldError(tok::fieldPath(path, "content"), "not valid UTF-8");
     token.content = **content;
     if (!t.contains("id") || !t["id"].is_number_integer() || t["id"].get<int64_t>() < 0 ||
-        t["id"].get<int64_t>() > INT32_MAX)
-      return tok::fieldError(tok::fieldPath(path, "id"), "expected an id from 0 to 2^31-1");
+        t["id"].get<int64_t>() > tok::kMaxTokenId)
+      return tok::fieldError(tok::fieldPath(path, "id"), "expected an id from 0 to 2^24-1");
     token.id = static_cast<int32_t>(t["id"].get<int64_t>());
     auto lstrip = tok::optionalBool(t, "lstrip", path), rstrip = tok::optionalBool(t, "rstrip", path);
     auto special = tok::optionalBool(t, "special", path), normalized = tok::optionalBool(t, "normalized", path);
@@ -244,13 +244,13 @@ Status Tokenizer::Impl::load(const Json &file, const Json &configFile) {
   auto bpe = tok::Bpe::parse(file["model"], "model");
   if (!bpe) return bpe.status();
   model = std::move(*bpe);
-  auto norm = tok::Normalizer::parse(file.value("normalizer", Json()), "normalizer");
+  auto norm = tok::Normalizer::parse(tok::fieldOrNull(file, "normalizer"), "normalizer");
   if (!norm) return norm.status();
   normalizer = std::move(*norm);
-  auto pre = tok::PreTokenizer::parse(file.value("pre_tokenizer", Json()), "pre_tokenizer");
+  auto pre = tok::PreTokenizer::parse(tok::fieldOrNull(file, "pre_tokenizer"), "pre_tokenizer");
   if (!pre) return pre.status();
   preTokenizer = std::move(*pre);
-  if (Status s = loadAddedTokens(file.value("added_tokens", Json())); !s) return s;
+  if (Status s = loadAddedTokens(tok::fieldOrNull(file, "added_tokens")); !s) return s;
 
   // The vocabulary by id, then the added tokens over it.
   int32_t limit = 0;
@@ -282,8 +282,8 @@ Status Tokenizer::Impl::load(const Json &file, const Json &configFile) {
   for (const auto &[text, index] : addedByText)
     if (auto it = model->vocabulary().find(text); it != model->vocabulary().end() && it->second != added[index].id)
       remap[it->second] = added[index].id;
-  if (Status s = loadPostProcessor(file.value("post_processor", Json())); !s) return s;
-  auto dec = tok::Decoder::parse(file.value("decoder", Json()), "decoder", addedContents);
+  if (Status s = loadPostProcessor(tok::fieldOrNull(file, "post_processor")); !s) return s;
+  auto dec = tok::Decoder::parse(tok::fieldOrNull(file, "decoder"), "decoder", addedContents);
   if (!dec) return dec.status();
   decoder = std::move(*dec);
   return {};
@@ -292,12 +292,15 @@ Status Tokenizer::Impl::load(const Json &file, const Json &configFile) {
 StatusOr<Tokenizer> Tokenizer::fromJson(std::string_view tokenizerJson, std::string_view configJson,
                                         std::string_view name) {
   std::string prefix = std::string(name) + ": ";
-  Json file = Json::parse(tokenizerJson, nullptr, false);
-  if (file.is_discarded()) return Status::error(prefix + "not valid JSON");
+  bool tooDeep = false;
+  Json file = tok::parseBounded(tokenizerJson, tooDeep);
+  if (file.is_discarded())
+    return Status::error(prefix + (tooDeep ? "nested deeper than 64 levels" : "not valid JSON"));
   Json config;
   if (!configJson.empty()) {
-    config = Json::parse(configJson, nullptr, false);
-    if (config.is_discarded()) return Status::error(prefix + "tokenizer_config.json: not valid JSON");
+    config = tok::parseBounded(configJson, tooDeep);
+    if (config.is_discarded())
+      return Status::error(prefix + "tokenizer_config.json: " + (tooDeep ? "nested deeper than 64 levels" : "not valid JSON"));
   }
   auto impl = std::make_shared<Impl>();
   if (Status s = impl->load(file, config); !s) return Status::error(prefix + s.message());

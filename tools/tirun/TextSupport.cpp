@@ -35,8 +35,16 @@ nlohmann::json generationConfig(const WeightsFile *weights) {
   auto text = weights->attachment("generation_config.json");
   if (!text)
     return nullptr;
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  return j.is_object() ? j : nlohmann::json();
+  // generation_config.json is flat; refuse deep nesting rather than recurse on it.
+  bool tooDeep = false;
+  nlohmann::json::parser_callback_t limit = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json &) {
+    tooDeep = tooDeep || depth > 16;
+    return !tooDeep;
+  };
+  nlohmann::json j = nlohmann::json::parse(*text, limit, false);
+  if (tooDeep || !j.is_object())
+    return nlohmann::json();
+  return j;
 }
 
 } // namespace

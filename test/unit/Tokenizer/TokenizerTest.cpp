@@ -59,6 +59,16 @@ TEST(Pattern, RefusesWhatCouldChangeMeaning) {
   }
 }
 
+TEST(Pattern, QuotesALiteralThatHoldsTheQuoteEnd) {
+  std::string text = "x\\Ey\\";
+  auto regex = tok::Regex::compile(tok::Regex::literal(text));
+  ASSERT_TRUE(regex.ok()) << regex.status().message();
+  std::string subject = "ax\\Ey\\b x\\E\\Ey";
+  std::vector<std::size_t> starts;
+  ASSERT_TRUE(regex->forEachMatch(subject, [&](std::size_t b, std::size_t) { starts.push_back(b); }).ok());
+  EXPECT_EQ(starts, (std::vector<std::size_t>{1}));
+}
+
 TEST(Pattern, MatchesLikeJavaScriptMatchAll) {
   auto regex = tok::Regex::compile(*tok::onigurumaToPcre2("\\p{N}{1,3}| ?\\p{L}+|\\s+"));
   ASSERT_TRUE(regex.ok());
@@ -149,7 +159,9 @@ TEST(Tokenizer, NamesTheFieldOfADamagedOrUnsupportedFile) {
   EXPECT_EQ(loadError(withField("model", "{\"type\": \"Unigram\", \"vocab\": []}")),
             "tok.json: model.type: the model \"Unigram\" is not supported (only BPE)");
   EXPECT_EQ(loadError(withField("model", "{\"type\": \"BPE\", \"vocab\": {\"a\": -1}, \"merges\": []}")),
-            "tok.json: model.vocab: the id of \"a\" is not an id from 0 to 2^31-1");
+            "tok.json: model.vocab: the id of \"a\" is not an id from 0 to 2^24-1");
+  EXPECT_EQ(loadError(withField("model", "{\"type\": \"BPE\", \"vocab\": {\"a\": 2147483647}, \"merges\": []}")),
+            "tok.json: model.vocab: the id of \"a\" is not an id from 0 to 2^24-1");
   EXPECT_EQ(loadError(withField("model", "{\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"ab\"]}")),
             "tok.json: model.merges[0]: expected \"left right\"");
   EXPECT_EQ(loadError(withField("post_processor", "{\"type\": \"TemplateProcessing\", \"single\": "
@@ -161,6 +173,9 @@ TEST(Tokenizer, NamesTheFieldOfADamagedOrUnsupportedFile) {
   EXPECT_EQ(loadError(kTiny, "{\"clean_up_tokenization_spaces\": 1}"),
             "tok.json: tokenizer_config.json: clean_up_tokenization_spaces: expected true or false");
   EXPECT_EQ(loadError(kTiny, "{"), "tok.json: tokenizer_config.json: not valid JSON");
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"type\": \"Sequence\", \"normalizers\": [";
+  EXPECT_EQ(loadError(withField("normalizer", deep)), "tok.json: nested deeper than 64 levels");
 }
 
 TEST(Tokenizer, ReportsAMissingFile) {
