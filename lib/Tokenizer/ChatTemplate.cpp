@@ -3,6 +3,8 @@
 
 #include "Jinja.h"
 
+#include "ti/Tokenizer/Utf8.h"
+
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -56,6 +58,12 @@ StatusOr<ChatTemplate> ChatTemplate::of(const Tokenizer &tokenizer) {
 
 StatusOr<std::string> ChatTemplate::render(const std::vector<ChatMessage> &messages, const ChatOptions &options,
                                            const TokenizerConfig &config) const {
+  for (std::size_t i = 0; i < messages.size(); ++i)
+    for (const std::string *text : {&messages[i].role, &messages[i].content})
+      if (auto bad = utf8::firstInvalidByte(*text))
+        return Status::error("message " + std::to_string(i + 1) + " is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
+  for (const auto *token : {&config.bosToken, &config.eosToken})
+    if (*token && utf8::firstInvalidByte(**token)) return Status::error("a special token is not valid UTF-8");
   nlohmann::ordered_json variables;
   variables["messages"] = nlohmann::ordered_json::array();
   for (const ChatMessage &m : messages)
@@ -69,7 +77,14 @@ StatusOr<std::string> ChatTemplate::render(const std::vector<ChatMessage> &messa
 
 StatusOr<std::string> ChatTemplate::renderJson(std::string_view variables) const {
   // ordered_json keeps the keys in the order given (tojson prints them so).
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(variables, nullptr, false);
+  bool tooDeep = false;
+  nlohmann::ordered_json::parser_callback_t limit = [&](int depth, nlohmann::ordered_json::parse_event_t,
+                                                        nlohmann::ordered_json &) {
+    tooDeep = tooDeep || depth > 64;
+    return !tooDeep;
+  };
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(variables, limit, false);
+  if (tooDeep) return Status::error("chat template variables: nested deeper than 64 levels");
   if (j.is_discarded() || !j.is_object()) return Status::error("chat template variables: not a JSON object");
   std::function<jinja::Value(const nlohmann::ordered_json &)> convert = [&](const nlohmann::ordered_json &x) {
     using jinja::Value;

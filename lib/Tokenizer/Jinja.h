@@ -16,7 +16,10 @@
 //     and or not, in, not in, a if b else c), string methods (startswith,
 //     endswith, split, strip, lstrip, rstrip, upper, lower, replace, title),
 //     dict .items() / .keys() / .values() / .get().
-// Anything else is an error naming the construct and its line.
+// Anything else is an error naming the construct and its line. Templates are
+// untrusted: nesting past 200 levels, integer overflow, a namespace stored in
+// itself, strings or output past 16 MiB and more than a million steps are
+// errors too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_TOKENIZER_JINJA_H

@@ -376,6 +376,8 @@ private:
     NodePtr otherwise;
     if (isName("else")) {
       ++pos;
+      Deeper guard(depth);
+      if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
       auto e = parseExpression();
       if (!e) return e;
       otherwise = *e;
@@ -386,9 +388,24 @@ private:
   // A for loop's iterable: no 'if' (that would be a loop filter).
   StatusOr<NodePtr> parseConditionalFree() { return parseOr(); }
 
+  // A chain (a + b + c, x.a.b[0]|f) builds a tree one level deeper per link,
+  // which the renderer and the destructor walk recursively: each link counts
+  // against the depth limit until the chain ends.
+  Status chainLink(int &links) {
+    ++links;
+    ++depth;
+    if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    return {};
+  }
+
   StatusOr<NodePtr> binary(StatusOr<NodePtr> (Parser::*operand)(), std::vector<std::string> ops) {
     auto left = (this->*operand)();
     if (!left) return left;
+    int links = 0;
+    struct Unwind {
+      int &depth, &links;
+      ~Unwind() { depth -= links; }
+    } unwind{depth, links};
     for (;;) {
       std::string op;
       for (const std::string &o : ops) {
@@ -396,6 +413,7 @@ private:
         if ((word && isName(o.c_str())) || (!word && isOp(o.c_str()))) op = o;
       }
       if (op.empty()) return left;
+      if (Status s = chainLink(links); !s) return s;
       auto n = node(Node::Kind::Binary);
       ++pos;
       auto right = (this->*operand)();
@@ -421,6 +439,11 @@ private:
   StatusOr<NodePtr> parseComparison() {
     auto left = parseConcat();
     if (!left) return left;
+    int links = 0;
+    struct Unwind {
+      int &depth, &links;
+      ~Unwind() { depth -= links; }
+    } unwind{depth, links};
     for (;;) {
       std::string op;
       for (const char *o : {"==", "!=", "<=", ">=", "<", ">"})
@@ -428,6 +451,7 @@ private:
       if (isName("in")) op = "in";
       if (isName("not") && isName("in", 1)) op = "not in";
       if (op.empty()) return left;
+      if (Status s = chainLink(links); !s) return s;
       auto n = node(Node::Kind::Binary);
       pos += op == "not in" ? 2 : 1;
       auto right = parseConcat();
@@ -477,7 +501,15 @@ private:
   }
 
   StatusOr<NodePtr> parsePostfix(NodePtr value) {
+    int links = 0;
+    struct Unwind {
+      int &depth, &links;
+      ~Unwind() { depth -= links; }
+    } unwind{depth, links};
     for (;;) {
+      bool more = isOp(".") || isOp("[") || isOp("(") || isOp("|") || isName("is");
+      if (more)
+        if (Status s = chainLink(links); !s) return s;
       if (isOp(".")) {
         ++pos;
         if (peek().kind != Token::Kind::Name) return error("expected an attribute name after '.'");

@@ -2,6 +2,10 @@
 //
 // A tree walk. Scopes: the globals, then one per for-loop iteration (a set
 // inside a loop stays in it, as in Jinja; namespaces carry values out).
+// A template is untrusted input: integer arithmetic that would overflow, a
+// namespace stored inside itself, a string or output past 16 MiB and more
+// than a million steps (statements, expressions and loop iterations) are
+// errors.
 // Truth follows Python: empty strings, lists and dicts, zero, none and
 // undefined are false. An undefined value prints as nothing; using one in
 // arithmetic, or calling what cannot be called, is an error with its line.
@@ -159,6 +163,24 @@ std::string stripChars(const std::string &s, const std::string *chars, bool left
   return s.substr(b, e - b);
 }
 
+constexpr std::size_t kMaxText = std::size_t(16) << 20;
+constexpr uint64_t kMaxSteps = 1'000'000; // a real template takes thousands
+
+// Whether `v` holds the dict `target` (a namespace stored in itself would make
+// printing and comparing it endless); past a depth of 64, assume it does.
+bool holds(const Value &v, const void *target, int depth = 0) {
+  if (depth > 64) return true;
+  if (v.kind == Value::Kind::Dict) {
+    if (v.dict.get() == target) return true;
+    for (const auto &[k, x] : *v.dict)
+      if (holds(x, target, depth + 1)) return true;
+  }
+  if (v.kind == Value::Kind::List)
+    for (const Value &x : *v.list)
+      if (holds(x, target, depth + 1)) return true;
+  return false;
+}
+
 class Renderer {
 public:
   explicit Renderer(const Value &globals) { scopes.push_back(globals); }
@@ -181,14 +203,24 @@ private:
     return {};
   }
 
+  Status step(const Node &n) {
+    if (++steps > kMaxSteps) return error(n, "the template runs for more than a million steps");
+    return {};
+  }
+  Status emit(const Node &n, const std::string &text) {
+    if (out.size() + text.size() > kMaxText) return error(n, "the output passes 16 MiB");
+    out += text;
+    return {};
+  }
+
   Status execute(const Node &n) {
+    if (Status s = step(n); !s) return s;
     switch (n.kind) {
-    case Node::Kind::Text: out += n.text; return {};
+    case Node::Kind::Text: return emit(n, n.text);
     case Node::Kind::Output: {
       auto v = eval(*n.operands[0]);
       if (!v) return v.status();
-      out += display(*v);
-      return {};
+      return emit(n, display(*v));
     }
     case Node::Kind::If:
       for (const auto &[condition, body] : n.branches) {
@@ -209,6 +241,8 @@ private:
       if (ns.kind != Value::Kind::Dict || !ns.isNamespace)
         return error(n, "'" + n.targets[0] + "' is not a namespace: set " + n.targets[0] + "." + n.targets[1] +
                             " needs one");
+      if (holds(*v, ns.dict.get()))
+        return error(n, "set " + n.targets[0] + "." + n.targets[1] + " would store the namespace inside itself");
       ns.set(n.targets[1], *v);
       return {};
     }
@@ -231,6 +265,7 @@ private:
     }
     if (items.empty()) return run(n.elseBody);
     for (std::size_t i = 0; i < items.size(); ++i) {
+      if (Status s = step(n); !s) return s;
       Value scope = Value::newDict();
       if (n.targets.size() == 1) {
         scope.set(n.targets[0], items[i]);
@@ -260,6 +295,7 @@ private:
   }
 
   StatusOr<Value> eval(const Node &n) {
+    if (Status s = step(n); !s) return s;
     switch (n.kind) {
     case Node::Kind::Literal: return n.literal;
     case Node::Kind::Name: return lookup(n.text);
@@ -307,7 +343,10 @@ private:
     case Node::Kind::Negate: {
       auto v = eval(*n.operands[0]);
       if (!v) return v;
-      if (v->kind == Value::Kind::Int) return Value::of(-v->integer);
+      if (v->kind == Value::Kind::Int) {
+        if (v->integer == INT64_MIN) return error(n, "integer overflow");
+        return Value::of(-v->integer);
+      }
       if (v->kind == Value::Kind::Float) return Value::of(-v->real);
       return error(n, "'-' before something that is not a number");
     }
@@ -370,9 +409,12 @@ private:
     int64_t start = clampIndex(bounds[0], given[0], step > 0 ? 0 : size - 1);
     int64_t stop = clampIndex(bounds[1], given[1], step > 0 ? size : -1);
     Value out = object->kind == Value::Kind::List ? Value::newList() : Value::of(std::string());
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    // i stays in [-1, size]; a step past the end ends the loop before i + step could overflow.
+    for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
       if (object->kind == Value::Kind::List) out.list->push_back((*object->list)[i]);
       else out.text += object->text[i];
+      if (step > 0 ? step >= stop - i : step <= stop - i) break;
+      i += step;
     }
     return out;
   }
@@ -585,7 +627,15 @@ private:
     const Value &a = *left, &b = *right;
     if (op == "==") return Value::of(equal(a, b));
     if (op == "!=") return Value::of(!equal(a, b));
-    if (op == "~") return Value::of(display(a) + display(b));
+    auto bounded = [&](std::string text) -> StatusOr<Value> {
+      if (text.size() > kMaxText) return error(n, "a string passes 16 MiB");
+      return Value::of(std::move(text));
+    };
+    if (op == "~") {
+      std::string x = display(a), y = display(b);
+      if (x.size() + y.size() > kMaxText) return error(n, "a string passes 16 MiB");
+      return bounded(x + y);
+    }
     if (op == "in" || op == "not in") {
       bool found = false;
       if (b.kind == Value::Kind::String) {
@@ -600,7 +650,10 @@ private:
       }
       return Value::of(op == "in" ? found : !found);
     }
-    if (op == "+" && a.kind == Value::Kind::String && b.kind == Value::Kind::String) return Value::of(a.text + b.text);
+    if (op == "+" && a.kind == Value::Kind::String && b.kind == Value::Kind::String) {
+      if (a.text.size() + b.text.size() > kMaxText) return error(n, "a string passes 16 MiB");
+      return Value::of(a.text + b.text);
+    }
     if (op == "+" && a.kind == Value::Kind::List && b.kind == Value::Kind::List) {
       Value list = Value::newList();
       *list.list = *a.list;
@@ -623,9 +676,17 @@ private:
     if (!isNumber(a) || !isNumber(b))
       return error(n, "'" + op + "' between values that are not both numbers (or strings for +)");
     bool ints = a.kind == Value::Kind::Int && b.kind == Value::Kind::Int;
-    if (op == "+") return ints ? Value::of(a.integer + b.integer) : Value::of(number(a) + number(b));
-    if (op == "-") return ints ? Value::of(a.integer - b.integer) : Value::of(number(a) - number(b));
-    if (op == "*") return ints ? Value::of(a.integer * b.integer) : Value::of(number(a) * number(b));
+    if (ints && (op == "+" || op == "-" || op == "*")) {
+      int64_t r = 0;
+      bool overflow = op == "+"   ? __builtin_add_overflow(a.integer, b.integer, &r)
+                      : op == "-" ? __builtin_sub_overflow(a.integer, b.integer, &r)
+                                  : __builtin_mul_overflow(a.integer, b.integer, &r);
+      if (overflow) return error(n, "integer overflow");
+      return Value::of(r);
+    }
+    if (op == "+") return Value::of(number(a) + number(b));
+    if (op == "-") return Value::of(number(a) - number(b));
+    if (op == "*") return Value::of(number(a) * number(b));
     if (op == "/") {
       if (number(b) == 0) return error(n, "division by zero");
       return Value::of(number(a) / number(b));
@@ -633,6 +694,7 @@ private:
     if (op == "//" || op == "%") {
       if (!ints) return error(n, "'" + op + "' needs integers");
       if (b.integer == 0) return error(n, "division by zero");
+      if (a.integer == INT64_MIN && b.integer == -1) return error(n, "integer overflow");
       int64_t q = a.integer / b.integer, r = a.integer % b.integer;
       if (r != 0 && ((r < 0) != (b.integer < 0))) --q, r += b.integer; // Python's floor division
       return Value::of(op == "//" ? q : r);
@@ -641,6 +703,7 @@ private:
   }
 
   std::vector<Value> scopes;
+  uint64_t steps = 0;
 };
 
 } // namespace

@@ -58,6 +58,14 @@ TEST(ChatTemplate, StringMethodsStripOnlyTheCharactersGiven) {
             "b True abc");
 }
 
+TEST(ChatTemplate, RefusesMessagesThatAreNotUtf8) {
+  auto t = ChatTemplate::parse("{{ messages[0].content }}");
+  ASSERT_TRUE(t.ok());
+  auto text = t->render({{"user", "ok"}, {"user", "bad \xFF"}}, {}, {});
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().message(), "message 2 is not valid UTF-8 (byte 4)");
+}
+
 TEST(ChatTemplate, RendersAConversationWithTheTokenizersTokens) {
   auto t = ChatTemplate::parse(
       "{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content | trim }}{% endfor %}"
@@ -88,6 +96,26 @@ TEST(ChatTemplate, NamesWhatItDoesNotSupport) {
   std::string blocks;
   for (int i = 0; i < 300; ++i) blocks += "{% if true %}";
   EXPECT_EQ(render(blocks), "error: chat template: line 1: blocks and expressions nested deeper than 200 levels");
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 300; ++i) chain += " + 1";
+  EXPECT_EQ(render(chain + " }}"), "error: chat template: line 1: blocks and expressions nested deeper than 200 levels");
+  std::string attributes = "{{ x";
+  for (int i = 0; i < 300; ++i) attributes += ".a";
+  EXPECT_EQ(render(attributes + " }}"),
+            "error: chat template: line 1: blocks and expressions nested deeper than 200 levels");
+  std::string conditional = "{{ 1";
+  for (int i = 0; i < 300; ++i) conditional += " if 0 else 1";
+  EXPECT_EQ(render(conditional + " }}"),
+            "error: chat template: line 1: blocks and expressions nested deeper than 200 levels");
+  EXPECT_EQ(render("{% set ns = namespace(a=1) %}{% set ns.self = [ns] %}"),
+            "error: chat template: line 1: set ns.self would store the namespace inside itself");
+  EXPECT_EQ(render("{{ (-9223372036854775807 - 1) // -1 }}"), "error: chat template: line 1: integer overflow");
+  EXPECT_EQ(render("{{ 9223372036854775807 + 1 }}"), "error: chat template: line 1: integer overflow");
+  EXPECT_EQ(render("{{ 'abc'[2::9223372036854775807] }}|{{ 'abcdef'[::-2] }}"), "c|fdb");
+  EXPECT_EQ(render("{% set ns = namespace(s='x') %}{% for i in range(30) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}"),
+            "error: chat template: line 1: a string passes 16 MiB");
+  EXPECT_EQ(render("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"),
+            "error: chat template: line 1: the template runs for more than a million steps");
   EXPECT_EQ(render("{{ 1 + 'a' }}"),
             "error: chat template: line 1: '+' between values that are not both numbers (or strings for +)");
 }
