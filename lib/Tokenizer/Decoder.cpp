@@ -94,16 +94,9 @@ public:
   std::string content;
   Status apply(std::vector<std::string> &tokens) const override {
     for (std::string &token : tokens) {
-      std::string out;
-      std::size_t last = 0;
-      Status s = pattern.forEachMatch(token, [&](std::size_t begin, std::size_t end) {
-        out.append(token, last, begin - last);
-        out += content;
-        last = end;
-      });
-      if (!s) return s;
-      out.append(token, last);
-      token = std::move(out);
+      auto replaced = pattern.replaceAll(token, content);
+      if (!replaced) return replaced.status();
+      token = std::move(*replaced);
     }
     return {};
   }

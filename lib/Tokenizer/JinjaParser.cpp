@@ -59,7 +59,7 @@ private:
   // Statements until one of `stops` ({% endif %}, ...), whose keyword is left in `stoppedAt`.
   Status parseBody(std::vector<NodePtr> &body, std::vector<std::string> stops, std::string &stoppedAt) {
     Deeper guard(depth);
-    if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (Status s = checkDepth(); !s) return s;
     for (;;) {
       const Token &t = peek();
       if (t.kind == Token::Kind::End) {
@@ -179,7 +179,7 @@ private:
     if (isName("else")) {
       ++pos;
       Deeper guard(depth);
-      if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      if (Status s = checkDepth(); !s) return s;
       auto e = parseExpression();
       if (!e) return e;
       otherwise = *e;
@@ -193,21 +193,30 @@ private:
   // A chain (a + b + c, x.a.b[0]|f) builds a tree one level deeper per link,
   // which the renderer and the destructor walk recursively: each link counts
   // against the depth limit until the chain ends.
-  Status chainLink(int &links) {
-    ++links;
-    ++depth;
-    if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  class Chain {
+  public:
+    explicit Chain(Parser &parser) : parser(parser) {}
+    ~Chain() { parser.depth -= links; }
+    Status link() {
+      ++links;
+      ++parser.depth;
+      return parser.checkDepth();
+    }
+
+  private:
+    Parser &parser;
+    int links = 0;
+  };
+  Status checkDepth() const {
+    if (depth > kMaxDepth)
+      return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
     return {};
   }
 
   StatusOr<NodePtr> binary(StatusOr<NodePtr> (Parser::*operand)(), std::vector<std::string> ops) {
     auto left = (this->*operand)();
     if (!left) return left;
-    int links = 0;
-    struct Unwind {
-      int &depth, &links;
-      ~Unwind() { depth -= links; }
-    } unwind{depth, links};
+    Chain chain(*this);
     for (;;) {
       std::string op;
       for (const std::string &o : ops) {
@@ -215,7 +224,7 @@ private:
         if ((word && isName(o.c_str())) || (!word && isOp(o.c_str()))) op = o;
       }
       if (op.empty()) return left;
-      if (Status s = chainLink(links); !s) return s;
+      if (Status s = chain.link(); !s) return s;
       auto n = node(Node::Kind::Binary);
       ++pos;
       auto right = (this->*operand)();
@@ -230,7 +239,7 @@ private:
   StatusOr<NodePtr> parseNot() {
     if (!isName("not")) return parseComparison();
     Deeper guard(depth);
-    if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (Status s = checkDepth(); !s) return s;
     auto n = node(Node::Kind::Not);
     ++pos;
     auto operand = parseNot();
@@ -241,11 +250,7 @@ private:
   StatusOr<NodePtr> parseComparison() {
     auto left = parseConcat();
     if (!left) return left;
-    int links = 0;
-    struct Unwind {
-      int &depth, &links;
-      ~Unwind() { depth -= links; }
-    } unwind{depth, links};
+    Chain chain(*this);
     for (;;) {
       std::string op;
       for (const char *o : {"==", "!=", "<=", ">=", "<", ">"})
@@ -253,7 +258,7 @@ private:
       if (isName("in")) op = "in";
       if (isName("not") && isName("in", 1)) op = "not in";
       if (op.empty()) return left;
-      if (Status s = chainLink(links); !s) return s;
+      if (Status s = chain.link(); !s) return s;
       auto n = node(Node::Kind::Binary);
       pos += op == "not in" ? 2 : 1;
       auto right = parseConcat();
@@ -268,7 +273,7 @@ private:
   StatusOr<NodePtr> parseProduct() { return binary(&Parser::parseUnary, {"*", "//", "/", "%"}); }
   StatusOr<NodePtr> parseUnary() {
     Deeper guard(depth);
-    if (depth > kMaxDepth) return error("blocks and expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (Status s = checkDepth(); !s) return s;
     if (isOp("-")) {
       auto n = node(Node::Kind::Negate);
       ++pos;
@@ -303,15 +308,11 @@ private:
   }
 
   StatusOr<NodePtr> parsePostfix(NodePtr value) {
-    int links = 0;
-    struct Unwind {
-      int &depth, &links;
-      ~Unwind() { depth -= links; }
-    } unwind{depth, links};
+    Chain chain(*this);
     for (;;) {
       bool more = isOp(".") || isOp("[") || isOp("(") || isOp("|") || isName("is");
       if (more)
-        if (Status s = chainLink(links); !s) return s;
+        if (Status s = chain.link(); !s) return s;
       if (isOp(".")) {
         ++pos;
         if (peek().kind != Token::Kind::Name) return error("expected an attribute name after '.'");

@@ -55,18 +55,7 @@ class Replace final : public Normalizer {
 public:
   Regex pattern;
   std::string content;
-  StatusOr<std::string> apply(std::string text) const override {
-    std::string out;
-    std::size_t last = 0;
-    Status s = pattern.forEachMatch(text, [&](std::size_t begin, std::size_t end) {
-      out.append(text, last, begin - last);
-      out += content;
-      last = end;
-    });
-    if (!s) return s;
-    out.append(text, last);
-    return out;
-  }
+  StatusOr<std::string> apply(std::string text) const override { return pattern.replaceAll(text, content); }
 };
 
 class Strip final : public Normalizer {

@@ -207,4 +207,17 @@ Status Regex::forEachMatch(std::string_view text,
   return status;
 }
 
+StatusOr<std::string> Regex::replaceAll(std::string_view text, std::string_view content) const {
+  std::string out;
+  std::size_t last = 0;
+  Status s = forEachMatch(text, [&](std::size_t begin, std::size_t end) {
+    out.append(text.substr(last, begin - last));
+    out += content;
+    last = end;
+  });
+  if (!s) return s;
+  out.append(text.substr(last));
+  return out;
+}
+
 } // namespace ti::tok

@@ -42,6 +42,8 @@ public:
   /// resumes one character further on.
   Status forEachMatch(std::string_view text,
                       const std::function<void(std::size_t, std::size_t)> &onMatch) const;
+  /// `text` with every match replaced by `content`.
+  StatusOr<std::string> replaceAll(std::string_view text, std::string_view content) const;
 
 private:
   struct Code;

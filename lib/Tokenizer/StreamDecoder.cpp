@@ -1,37 +1,14 @@
 //===- StreamDecoder.cpp - Text as tokens arrive, one piece at a time -----===//
 #include "ti/Tokenizer/StreamDecoder.h"
 
+#include "CleanUp.h"
+
 #include <array>
 #include <string_view>
 
 namespace ti {
 
 namespace {
-
-// Tokenizer.cpp's clean-up patterns: all start with a space.
-constexpr std::array<std::string_view, 10> kPatterns = {" .", " ?", " !", " ,", " ' ", " n't", " 'm", " 's", " 've", " 're"};
-constexpr std::pair<std::string_view, std::string_view> kCleanUps[] = {
-    {" .", "."},     {" ?", "?"},     {" !", "!"},     {" ,", ","},       {" ' ", "'"},
-    {" n't", "n't"}, {" 'm", "'m"},   {" 's", "'s"},   {" 've", "'ve"},   {" 're", "'re"}};
-
-bool couldStartPattern(std::string_view tail) {
-  for (std::string_view p : kPatterns)
-    if (tail.size() < p.size() && p.substr(0, tail.size()) == tail) return true;
-  return false;
-}
-
-void replaceAll(std::string &text, std::string_view from, std::string_view to) {
-  std::string out;
-  std::size_t last = 0;
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, last)) {
-    out.append(text, last, at - last);
-    out += to;
-    last = at + from.size();
-  }
-  if (last == 0) return;
-  out.append(text, last);
-  text = std::move(out);
-}
 
 bool endsWithReplacement(std::string_view text) {
   return text.size() >= 3 && text.substr(text.size() - 3) == "\xEF\xBF\xBD";
@@ -55,11 +32,11 @@ std::string StreamDecoder::cleanUp(std::string text, bool all) {
   std::size_t cut = held.size();
   if (!all)
     for (std::size_t back = 1; back <= 3 && back <= held.size(); ++back)
-      if (held[held.size() - back] == ' ' && couldStartPattern(std::string_view(held).substr(held.size() - back)))
+      if (held[held.size() - back] == ' ' && tok::mayStartCleanUp(std::string_view(held).substr(held.size() - back)))
         cut = held.size() - back;
   std::string out = held.substr(0, cut);
   held.erase(0, cut);
-  for (auto [from, to] : kCleanUps) replaceAll(out, from, to);
+  tok::cleanUpSpaces(out);
   return out;
 }
 

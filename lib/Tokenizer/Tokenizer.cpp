@@ -2,6 +2,7 @@
 #include "ti/Tokenizer/Tokenizer.h"
 
 #include "Bpe.h"
+#include "CleanUp.h"
 #include "Decoder.h"
 #include "JsonFields.h"
 #include "Normalizer.h"
@@ -35,25 +36,6 @@ std::optional<std::string> tokenName(const Json &config, const char *key) {
   if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
     return (*it)["content"].get<std::string>();
   return std::nullopt;
-}
-
-// The text tokenizers' decode tidies ("clean_up_tokenization"): no space
-// before . ? ! , and the English contractions.
-constexpr std::pair<std::string_view, std::string_view> kCleanUps[] = {
-    {" .", "."},     {" ?", "?"},     {" !", "!"},     {" ,", ","},       {" ' ", "'"},
-    {" n't", "n't"}, {" 'm", "'m"},   {" 's", "'s"},   {" 've", "'ve"},   {" 're", "'re"}};
-
-void replaceAll(std::string &text, std::string_view from, std::string_view to) {
-  std::string out;
-  std::size_t last = 0;
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, last)) {
-    out.append(text, last, at - last);
-    out += to;
-    last = at + from.size();
-  }
-  if (last == 0) return;
-  out.append(text, last);
-  text = std::move(out);
 }
 
 // JavaScript's trim().split(/\s+/).join(" ") (tokenizer_config.json remove_space).
@@ -406,14 +388,14 @@ StatusOr<std::string> Tokenizer::decode(std::span<const int32_t> ids, const Deco
     if (Status s = impl->decoder->apply(tokens); !s) return s;
     for (const std::string &t : tokens) text += t;
     if (const std::string &suffix = impl->model->endOfWordSuffix(); !suffix.empty()) {
-      replaceAll(text, suffix, " ");
+      tok::replaceAll(text, suffix, " ");
       if (options.skipSpecialTokens) text = std::string(utf8::trimJsWhitespaceEnd(utf8::trimJsWhitespaceStart(text)));
     }
   } else {
     for (std::size_t i = 0; i < tokens.size(); ++i) text += (i ? " " : "") + tokens[i];
   }
   if (options.cleanUpSpaces.value_or(impl->config.cleanUpTokenizationSpaces))
-    for (auto [from, to] : kCleanUps) replaceAll(text, from, to);
+    tok::cleanUpSpaces(text);
   return text;
 }
 

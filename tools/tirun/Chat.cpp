@@ -69,12 +69,7 @@ int runChat(int argc, char **argv) {
   app.add_option("--tokenizer", tokenizerPath, "a tokenizer.json or its directory (default: the one in weights.bin)");
   app.add_option("--system", system, "a system message that starts the conversation");
   app.add_option("-n,--tokens", maxNew, "tokens per reply at most (default 512)");
-  app.add_option("--temperature", sampling.temperature, "sample at this temperature (0: greedy)");
-  app.add_option("--top-k", sampling.topK, "sample from the k likeliest tokens (0: all)");
-  app.add_option("--top-p", sampling.topP, "sample from the likeliest tokens that reach this probability");
-  app.add_option("--min-p", sampling.minP, "drop tokens below this fraction of the likeliest one's probability");
-  app.add_option("--repeat-penalty", sampling.repeatPenalty, "divide the logits of the last 64 tokens by this");
-  app.add_option("--seed", sampling.seed, "the sampler's seed (default 0)");
+  addSamplingOptions(app, sampling);
   if (auto exit = parseCommandLine(app, argc, argv))
     return *exit;
   if (maxNew < 1)
@@ -89,17 +84,7 @@ int runChat(int argc, char **argv) {
   auto chat = ChatTemplate::of(*tokenizer);
   if (!chat)
     return fail(chat.status().message());
-  SamplingOptions chosen = defaultSampling((*loaded)->weights.get());
-  for (const char *flag : {"--temperature", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--seed"})
-    if (app.count(flag)) {
-      std::string f = flag;
-      if (f == "--temperature") chosen.temperature = sampling.temperature;
-      if (f == "--top-k") chosen.topK = sampling.topK;
-      if (f == "--top-p") chosen.topP = sampling.topP;
-      if (f == "--min-p") chosen.minP = sampling.minP;
-      if (f == "--repeat-penalty") chosen.repeatPenalty = sampling.repeatPenalty;
-      if (f == "--seed") chosen.seed = sampling.seed;
-    }
+  SamplingOptions chosen = chooseSampling(app, sampling, (*loaded)->weights.get());
   if (Status s = chosen.check(); !s.ok())
     return fail(s.message());
   BackendOptions backendOptions;

@@ -88,6 +88,26 @@ SamplingOptions defaultSampling(const WeightsFile *weights) {
   return o;
 }
 
+void addSamplingOptions(CLI::App &app, SamplingOptions &flags) {
+  app.add_option("--temperature", flags.temperature, "sample at this temperature (0: greedy, the default)");
+  app.add_option("--top-k", flags.topK, "sample from the k likeliest tokens (0: all)");
+  app.add_option("--top-p", flags.topP, "sample from the likeliest tokens that reach this probability");
+  app.add_option("--min-p", flags.minP, "drop tokens below this fraction of the likeliest one's probability");
+  app.add_option("--repeat-penalty", flags.repeatPenalty, "divide the logits of the last 64 tokens by this (1: none)");
+  app.add_option("--seed", flags.seed, "the sampler's seed (default 0)");
+}
+
+SamplingOptions chooseSampling(const CLI::App &app, const SamplingOptions &flags, const WeightsFile *weights) {
+  SamplingOptions o = defaultSampling(weights);
+  if (app.count("--temperature")) o.temperature = flags.temperature;
+  if (app.count("--top-k")) o.topK = flags.topK;
+  if (app.count("--top-p")) o.topP = flags.topP;
+  if (app.count("--min-p")) o.minP = flags.minP;
+  if (app.count("--repeat-penalty")) o.repeatPenalty = flags.repeatPenalty;
+  if (app.count("--seed")) o.seed = flags.seed;
+  return o;
+}
+
 std::string readStandardInput() {
   return std::string(std::istreambuf_iterator<char>(std::cin), {});
 }

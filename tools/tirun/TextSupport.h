@@ -14,6 +14,8 @@
 #include "ti/Tokenizer/Tokenizer.h"
 #include "ti/Weights/WeightsFile.h"
 
+#include <CLI/CLI.hpp>
+
 #include <string>
 #include <vector>
 
@@ -33,6 +35,11 @@ std::vector<int32_t> extraEndTokens(const Tokenizer &tokenizer, const WeightsFil
 /// generation_config.json's sampling (do_sample, temperature, top_k, top_p)
 /// as defaults; greedy when it says nothing.
 SamplingOptions defaultSampling(const WeightsFile *weights);
+
+/// --temperature, --top-k, --top-p, --min-p, --repeat-penalty, --seed, into `flags`.
+void addSamplingOptions(CLI::App &app, SamplingOptions &flags);
+/// The defaults of `weights` with the flags given on the command line over them.
+SamplingOptions chooseSampling(const CLI::App &app, const SamplingOptions &flags, const WeightsFile *weights);
 
 /// Reads all of standard input.
 std::string readStandardInput();

@@ -86,13 +86,7 @@ int main(int argc, char **argv) {
   app.add_flag("--chat", chatMode, "wrap the prompt in the checkpoint's chat template as one user message");
   app.add_option("--system", systemText, "with --chat: a system message before it");
   ti::SamplingOptions sampling;
-  app.add_option("--temperature", sampling.temperature, "sample at this temperature (0: greedy, the default)");
-  app.add_option("--top-k", sampling.topK, "sample from the k likeliest tokens (0: all)");
-  app.add_option("--top-p", sampling.topP, "sample from the likeliest tokens that reach this probability");
-  app.add_option("--min-p", sampling.minP, "drop tokens below this fraction of the likeliest one's probability");
-  app.add_option("--repeat-penalty", sampling.repeatPenalty,
-                 "divide the logits of the last 64 tokens by this (1: none)");
-  app.add_option("--seed", sampling.seed, "the sampler's seed (default 0)");
+  ti::tirun::addSamplingOptions(app, sampling);
   app.add_option("-n,--tokens", count, "tokens to generate at most (default 16)");
   app.add_option("--backend", backend, "cpu, cuda, or auto (the GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -120,17 +114,7 @@ int main(int argc, char **argv) {
   // Text mode: the tokenizer, the prompt's ids, the end tokens, the sampling.
   const bool textMode = !promptWords.empty() || app.count("--prompt") || !promptFile.empty();
   std::optional<ti::Tokenizer> tokenizer;
-  ti::SamplingOptions chosen = ti::tirun::defaultSampling((*loaded)->weights.get());
-  for (const char *flag : {"--temperature", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--seed"})
-    if (app.count(flag)) {
-      std::string f = flag;
-      if (f == "--temperature") chosen.temperature = sampling.temperature;
-      if (f == "--top-k") chosen.topK = sampling.topK;
-      if (f == "--top-p") chosen.topP = sampling.topP;
-      if (f == "--min-p") chosen.minP = sampling.minP;
-      if (f == "--repeat-penalty") chosen.repeatPenalty = sampling.repeatPenalty;
-      if (f == "--seed") chosen.seed = sampling.seed;
-    }
+  ti::SamplingOptions chosen = ti::tirun::chooseSampling(app, sampling, (*loaded)->weights.get());
   if (ti::Status s = chosen.check(); !s.ok())
     return fail(s.message());
   if (!stops.empty() && !textMode)

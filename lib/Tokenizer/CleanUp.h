@@ -1,0 +1,49 @@
+//===- CleanUp.h - clean_up_tokenization_spaces ------------------*- C++ -*-===//
+//
+// The text tokenizers' decode tidies when tokenizer_config.json asks for it:
+// no space before . ? ! , and the English contractions, each pattern replaced
+// in turn over the whole text, as the reference does. All patterns start
+// with a space; the stream decoder holds back a tail that may begin one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TI_LIB_TOKENIZER_CLEANUP_H
+#define TI_LIB_TOKENIZER_CLEANUP_H
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace ti::tok {
+
+inline constexpr std::pair<std::string_view, std::string_view> kCleanUps[] = {
+    {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
+    {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+
+/// Every occurrence of `from` in `text` (scanning on after each) replaced by `to`.
+inline void replaceAll(std::string &text, std::string_view from, std::string_view to) {
+  std::string out;
+  std::size_t last = 0;
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, last)) {
+    out.append(text, last, at - last);
+    out += to;
+    last = at + from.size();
+  }
+  if (last == 0) return;
+  out.append(text, last);
+  text = std::move(out);
+}
+
+inline void cleanUpSpaces(std::string &text) {
+  for (auto [from, to] : kCleanUps) replaceAll(text, from, to);
+}
+
+/// Whether `tail` (which starts with a space) may grow into a clean-up pattern.
+inline bool mayStartCleanUp(std::string_view tail) {
+  for (auto [pattern, replacement] : kCleanUps)
+    if (tail.size() < pattern.size() && pattern.substr(0, tail.size()) == tail) return true;
+  return false;
+}
+
+} // namespace ti::tok
+
+#endif // TI_LIB_TOKENIZER_CLEANUP_H
