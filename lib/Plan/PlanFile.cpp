@@ -39,6 +39,10 @@
 #include <type_traits>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace ti;
 using namespace ti::plan;
 
@@ -441,18 +445,37 @@ StatusOr<Plan> ti::plan::readPlanFile(const std::string &path) {
   auto cannotRead = [&](int error) {
     return Status::error("cannot read '" + path + "': " + std::strerror(error));
   };
-  std::FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
+  // O_NONBLOCK: a FIFO must not block the open; anything but a regular file
+  // is refused before it is read.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
     return cannotRead(errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int error = errno;
+    ::close(fd);
+    return cannotRead(error);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error("cannot read '" + path + "': not a regular file");
+  }
   std::string bytes;
   char chunk[64 * 1024];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0)
-    bytes.append(chunk, n);
-  int error = std::ferror(file) ? errno : 0;
-  std::fclose(file);
-  if (error)
-    return cannotRead(error);
+  for (;;) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int error = errno;
+      ::close(fd);
+      return cannotRead(error);
+    }
+    if (n == 0)
+      break;
+    bytes.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(fd);
   return readPlan(bytes.data(), bytes.size());
 }
 

@@ -81,7 +81,9 @@ std::string preadFully(int fd, void *out, uint64_t bytes, uint64_t offset) {
 
 /// The whole of a small file (an index, a config.json).
 Status readSmallFile(const std::string &path, std::string &out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO given as a file must not block the open (it is refused
+  // below as not a regular file); reads of a regular file ignore the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Status::error("cannot open " + quote(path) + ": " + std::strerror(errno));
   struct stat st;
@@ -160,7 +162,9 @@ Status SafeTensorsCheckpoint::read(const SafeTensorInfo &t, uint64_t offset, voi
 /// Step 3: one file's header, its tensors added to `found`.
 Status SafeTensorsCheckpoint::addFile(const std::string &path, const char *namedBy,
                                       std::map<std::string, SafeTensorInfo> &found) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO given as a file must not block the open (it is refused
+  // below as not a regular file); reads of a regular file ignore the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Status::error("cannot open " + quote(path) + namedBy + ": " + std::strerror(errno));
   fds_.push_back(fd); // Closed by the destructor, even on failure below.

@@ -133,7 +133,9 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
   auto fail = [&](const std::string &what) { return Status::error(who + " " + what); };
 
   // 1. A regular file with the magic.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO given as a file must not block the open (it is refused
+  // below as not a regular file); reads of a regular file ignore the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Status::error("cannot open " + who + ": " + std::strerror(errno));
   struct stat st;
