@@ -96,7 +96,8 @@ StatusOr<GenerateResult> ti::generate(const plan::Plan &p, Executor &executor,
   for (;;) {
     int32_t want = maxNew - static_cast<int32_t>(r.tokens.size());
     // Steps: the piece, then one per generated token but the last.
-    int32_t steps = std::min<int32_t>(maxSteps, static_cast<int32_t>(piece.size()) + want - 1);
+    // In 64 bits: want may be near INT32_MAX (tirun -n 2147483646).
+    int32_t steps = static_cast<int32_t>(std::min<int64_t>(maxSteps, int64_t(piece.size()) + want - 1));
     auto state = run(piece, std::max(steps, 1), want, r.decodeSeconds);
     if (!state)
       return state.status();

@@ -114,7 +114,8 @@ int main(int argc, char **argv) {
   app.add_option("--tokenizer", tokenizer,
                  "A tokenizer.json, or the directory holding it (and tokenizer_config.json, "
                  "generation_config.json), to keep in the weights file (default: the checkpoint's)");
-  app.add_option("--threads", opts.threads, "Threads (default: one per hardware thread)");
+  app.add_option("--threads", opts.threads, "Threads (default: one per hardware thread; at most 1024)")
+      ->check(CLI::Range(0u, 1024u));
   app.add_flag("-q,--quiet", quiet, "Print nothing on success");
   checkpoint->excludes(random);
   try {

@@ -180,7 +180,8 @@ int runBench(int argc, char **argv) {
   app.add_option("--json", jsonPath, "also write the results here (docs/benchmarking.md)");
   app.add_option("--backend", backend.choice, "cuda, cpu, or auto (the GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  app.add_option("--threads", backend.threads, "CPU backend: threads (default: all)");
+  app.add_option("--threads", backend.threads, "CPU backend: threads (default: all; at most 1024)")
+      ->check(CLI::Range(0u, 1024u));
   app.add_option("--bandwidth-bytes", bandwidthBytes,
                  "the buffer the bandwidth test reads (default 2.5 GiB on a GPU, 256 MiB on the "
                  "CPU; 512MiB, 4GB, ...)")

@@ -65,7 +65,8 @@ int runChat(int argc, char **argv) {
   app.add_option("weights", weightsPath, "the packed weights (weights.bin, from tipack)")->required();
   app.add_option("--backend", backend, "cpu, cuda, or auto (the GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  app.add_option("--threads", threads, "CPU backend: threads (default: all)");
+  app.add_option("--threads", threads, "CPU backend: threads (default: all; at most 1024)")
+      ->check(CLI::Range(0u, 1024u));
   app.add_option("--tokenizer", tokenizerPath, "a tokenizer.json or its directory (default: the one in weights.bin)");
   app.add_option("--system", system, "a system message that starts the conversation");
   app.add_option("-n,--tokens", maxNew, "tokens per reply at most (default 512)");

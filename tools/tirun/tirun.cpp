@@ -90,7 +90,8 @@ int main(int argc, char **argv) {
   app.add_option("-n,--tokens", count, "tokens to generate at most (default 16)");
   app.add_option("--backend", backend, "cpu, cuda, or auto (the GPU when there is one)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  app.add_option("--threads", threads, "CPU backend: threads (default: all)");
+  app.add_option("--threads", threads, "CPU backend: threads (default: all; at most 1024)")
+      ->check(CLI::Range(0u, 1024u));
   std::string dumpLogits;
   int32_t dumpFrom = 0;
   app.add_option("--dump-from", dumpFrom,
