@@ -11,6 +11,7 @@
 // file:line:col: error: ... where it concerns the graph).
 //
 //===----------------------------------------------------------------------===//
+#include "ti/Support/CommandLineChecks.h"
 #include "ti/Plan/WeightTiles.h"
 #include "ti/Codegen/PlanBuilder.h"
 #include "ti/Codegen/PlanStats.h"
@@ -285,5 +286,11 @@ int main(int argc, char **argv) {
     llvm::errs() << "tic: error: " << e.what() << "\n";
     return 1;
   }
+  if (app.count("--output"))
+    if (std::string e = ti::checkOutputPath("-o", opts.output, {opts.input, opts.targetFile, opts.dumpPlan});
+        !e.empty()) {
+      llvm::errs() << "tic: error: " << e << "\n";
+      return 1;
+    }
   return run(opts);
 }

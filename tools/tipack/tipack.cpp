@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/PlanFile.h"
 #include "ti/Plan/PlanVerifier.h"
+#include "ti/Support/CommandLineChecks.h"
 #include "ti/Tokenizer/Tokenizer.h"
 #include "ti/Weights/Packer.h"
 
@@ -108,7 +109,9 @@ int main(int argc, char **argv) {
   auto *checkpoint = app.add_option("--checkpoint", opts.checkpoint,
                                     "A safetensors checkpoint: directory, index or file");
   auto *random = app.add_flag("--random", opts.random, "Synthetic weights instead");
-  app.add_option("--seed", opts.seed, "Seed of the synthetic weights (default 0)")->needs(random);
+  app.add_option("--seed", opts.seed, "Seed of the synthetic weights (default 0)")
+      ->needs(random)
+      ->check(ti::checkUnsigned64);
   app.add_option("-o,--output", output, "The weights file to write")->required();
   std::string tokenizer;
   app.add_option("--tokenizer", tokenizer,
@@ -127,6 +130,8 @@ int main(int argc, char **argv) {
   }
   if (opts.checkpoint.empty() && !opts.random)
     return fail("say where the weights come from: --checkpoint DIR or --random");
+  if (std::string e = ti::checkOutputPath("-o", output, {planPath, opts.checkpoint, tokenizer}); !e.empty())
+    return fail(e);
 
   auto plan = ti::plan::readPlanFile(planPath);
   if (!plan)

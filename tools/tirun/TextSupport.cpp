@@ -1,6 +1,8 @@
 //===- TextSupport.cpp - The tokenizer and text settings of a run ---------===//
 #include "TextSupport.h"
 
+#include "ti/Support/CommandLineChecks.h"
+
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -94,7 +96,7 @@ void addSamplingOptions(CLI::App &app, SamplingOptions &flags) {
   app.add_option("--top-p", flags.topP, "sample from the likeliest tokens that reach this probability");
   app.add_option("--min-p", flags.minP, "drop tokens below this fraction of the likeliest one's probability");
   app.add_option("--repeat-penalty", flags.repeatPenalty, "divide the logits of the last 64 tokens by this (1: none)");
-  app.add_option("--seed", flags.seed, "the sampler's seed (default 0)");
+  app.add_option("--seed", flags.seed, "the sampler's seed (default 0)")->check(checkUnsigned64);
 }
 
 SamplingOptions chooseSampling(const CLI::App &app, const SamplingOptions &flags, const WeightsFile *weights) {

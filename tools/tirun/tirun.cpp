@@ -35,6 +35,7 @@
 #include "ti/Runtime/LoadedPlan.h"
 #include "ti/Runtime/Trace.h"
 #include "ti/Support/AtomicFile.h"
+#include "ti/Support/CommandLineChecks.h"
 
 #include <CLI/CLI.hpp>
 
@@ -107,6 +108,10 @@ int main(int argc, char **argv) {
   if (auto exit = ti::tirun::parseCommandLine(app, argc, argv))
     return *exit;
 
+  for (const auto &[option, path] : {std::pair{"--dump-logits", &dumpLogits}, std::pair{"--trace", &tracePath}})
+    if (app.count(option))
+      if (std::string e = ti::checkOutputPath(option, *path, {planPath, weightsPath, promptFile}); !e.empty())
+        return fail(e);
   auto loaded = ti::loadPlan(planPath, weightsPath);
   if (!loaded)
     return fail(loaded.status().message());
