@@ -203,9 +203,13 @@ std::optional<Number> GraphIRBuilder::eval(const Expr &e) {
     auto v = eval(*llvm::cast<NegateExpr>(e).operand);
     if (!v)
       return std::nullopt;
-    if (v->isInt)
+    if (v->isInt) {
+      if (v->i == INT64_MIN) { // -INT64_MIN does not exist
+        diags.error(e.loc, "integer overflow in -(" + llvm::Twine(v->i) + ")");
+        return std::nullopt;
+      }
       v->i = -v->i;
-    else
+    } else
       v->f = -v->f;
     return v;
   }
@@ -227,6 +231,10 @@ std::optional<Number> GraphIRBuilder::eval(const Expr &e) {
         if (y == 0) {
           diags.error(e.loc, "division by zero");
           return std::nullopt;
+        }
+        if (x == INT64_MIN && y == -1) { // the quotient does not exist; x % y traps too
+          overflow = true;
+          break;
         }
         if (b.op == '/' && x % y != 0) {
           diags.error(e.loc, "integer division " + llvm::Twine(x) + " / " + llvm::Twine(y) +
