@@ -74,6 +74,27 @@ private:
   DiagnosticEngine &diags;
   Token tok;
   const char *prevEnd = nullptr; // One past the previous token.
+
+  // Nesting past kMaxNesting levels (parentheses, unary minus, each link of a
+  // chain of + - * / %, for blocks) is refused: the parser, the evaluator and
+  // the destructors recurse once per level, and 20,000 levels overflowed the
+  // stack. A Nest holds one level while it lives.
+  static constexpr int kMaxNesting = 256;
+  int nesting = 0;
+  struct Nest {
+    Parser &parser;
+    int levels = 0;
+    explicit Nest(Parser &parser) : parser(parser) {}
+    ~Nest() { parser.nesting -= levels; }
+    /// One level more; false (after the diagnostic) past the limit.
+    bool deeper() {
+      ++levels;
+      if (++parser.nesting <= kMaxNesting)
+        return true;
+      parser.errorHere("expressions or blocks nested deeper than " + llvm::Twine(kMaxNesting) + " levels");
+      return false;
+    }
+  };
 };
 
 } // namespace
@@ -371,7 +392,8 @@ StmtPtr Parser::parseFor() {
   if (!(stmt->end = parseExpr()))
     return nullptr;
   llvm::SMLoc open = tok.loc;
-  if (!expect(TokenKind::LBrace, "to open the loop body"))
+  Nest nest(*this);
+  if (!nest.deeper() || !expect(TokenKind::LBrace, "to open the loop body"))
     return nullptr;
   switch (parseStatements(stmt->body, stmt->loc)) {
   case BlockEnd::Closed:
@@ -445,7 +467,10 @@ ExprPtr Parser::parseValue() {
 // expr := term (('+' | '-') term)*
 ExprPtr Parser::parseExpr() {
   ExprPtr lhs = parseTerm();
+  Nest nest(*this);
   while (lhs && (tok.is(TokenKind::Plus) || tok.is(TokenKind::Minus))) {
+    if (!nest.deeper())
+      return nullptr;
     char op = tok.text[0];
     llvm::SMLoc loc = tok.loc;
     consume();
@@ -460,8 +485,11 @@ ExprPtr Parser::parseExpr() {
 // term := factor (('*' | '/' | '%') factor)*
 ExprPtr Parser::parseTerm() {
   ExprPtr lhs = parseFactor();
+  Nest nest(*this);
   while (lhs && (tok.is(TokenKind::Star) || tok.is(TokenKind::Slash) ||
                  tok.is(TokenKind::Percent))) {
+    if (!nest.deeper())
+      return nullptr;
     char op = tok.text[0];
     llvm::SMLoc loc = tok.loc;
     consume();
@@ -476,6 +504,9 @@ ExprPtr Parser::parseTerm() {
 // factor := INTEGER | NUMBER | IDENT | '(' expr ')' | '-' factor
 ExprPtr Parser::parseFactor() {
   llvm::SMLoc loc = tok.loc;
+  Nest nest(*this);
+  if ((tok.is(TokenKind::LParen) || tok.is(TokenKind::Minus)) && !nest.deeper())
+    return nullptr;
   switch (tok.kind) {
   case TokenKind::Integer: {
     int64_t value;
