@@ -33,6 +33,12 @@ public:
   bool hadError() const { return numErrors != 0; }
   llvm::SourceMgr &getSourceMgr() { return sourceMgr; }
 
+  /// Errors shown at most; the rest are counted, and one line says so.
+  static constexpr unsigned kMaxErrorsShown = 50;
+  /// Columns of the source line shown around the caret; a longer line is cut
+  /// to a window of this width, and control bytes show as '?'.
+  static constexpr unsigned kMaxLineShown = 200;
+
 private:
   void emit(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
             const llvm::Twine &message);
@@ -40,6 +46,7 @@ private:
   llvm::SourceMgr &sourceMgr;
   llvm::raw_ostream &os;
   unsigned numErrors = 0;
+  bool silenced = false; // past kMaxErrorsShown: notes of unshown errors go too
 };
 
 } // namespace ti
