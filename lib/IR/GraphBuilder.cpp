@@ -101,6 +101,8 @@ private:
   Graph graph;
   std::vector<Scope> scopes;
   int currentLayer = -1;
+  static constexpr int64_t kMaxIterations = 100000; // all loops together
+  int64_t iterations = 0;
   llvm::StringMap<unsigned> checkpointOwner; // checkpoint name -> weight index
 };
 
@@ -515,8 +517,16 @@ void GraphIRBuilder::buildFor(const ForStmt &s) {
     diags.note(b->loc, "previous definition of '" + s.var + "' is here");
     return;
   }
+  // Loops unroll: a bound on all their iterations together keeps a typo
+  // (layers = 100000000) from elaborating gigabytes of IR.
+  if (end->i - begin->i > kMaxIterations - iterations) {
+    diags.error(s.begin->loc, "the loops unroll to more than " + llvm::Twine(kMaxIterations) +
+                                  " iterations (this one runs " + llvm::Twine(end->i - begin->i) + " times)");
+    return;
+  }
   bool outermost = currentLayer < 0;
   for (int64_t i = begin->i; i < end->i; ++i) {
+    ++iterations;
     unsigned errorsBefore = diags.errorCount();
     Scope scope;
     scope.suffix = scopes.back().suffix + "." + std::to_string(i);

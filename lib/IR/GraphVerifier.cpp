@@ -9,17 +9,43 @@
 //    `attention` are graph inputs (the runtime feeds them; the K/V cache is
 //    indexed by the position).
 // 4. Outputs: at least one, each a value.
+// 5. The graph attributes the toolchain reads have their types and ranges:
+//    bos_token an id, eos_tokens an id or a list of ids, max_context a count
+//    of positions (a string or a negative number was dropped or blamed on a
+//    flag nobody gave).
 //
 //===----------------------------------------------------------------------===//
 #include "ti/IR/GraphVerifier.h"
 #include "ti/IR/OpSchema.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace ti;
 
+static void checkModelAttrs(const Graph &graph, DiagnosticEngine &diags) {
+  constexpr int64_t kMaxId = INT32_MAX;
+  for (const NamedAttr &a : graph.attrs) {
+    const AttrValue &v = a.value;
+    if (a.name == "bos_token" && !(v.kind == AttrValue::Kind::Int && v.i >= 0 && v.i <= kMaxId))
+      diags.error(a.loc, "attr bos_token = " + v.str() + " must be a token id (0 to 2^31-1)");
+    if (a.name == "eos_tokens") {
+      bool ok = v.kind == AttrValue::Kind::Int ? v.i >= 0 && v.i <= kMaxId
+                : v.kind == AttrValue::Kind::IntList
+                    ? llvm::all_of(v.list, [&](int64_t id) { return id >= 0 && id <= kMaxId; })
+                    : false;
+      if (!ok)
+        diags.error(a.loc, "attr eos_tokens = " + v.str() +
+                               " must be a token id or a list of token ids (0 to 2^31-1)");
+    }
+    if (a.name == "max_context" && !(v.kind == AttrValue::Kind::Int && v.i >= 1 && v.i <= kMaxId))
+      diags.error(a.loc, "attr max_context = " + v.str() + " must be a count of positions (1 to 2^31-1)");
+  }
+}
+
 bool ti::verifyGraph(const Graph &graph, DiagnosticEngine &diags) {
   unsigned errorsBefore = diags.errorCount();
+  checkModelAttrs(graph, diags);
 
   llvm::StringSet<> valueNames, weightNames, checkpoints;
   for (const Value &v : graph.values)
