@@ -23,6 +23,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -198,9 +199,21 @@ Status SafeTensorsCheckpoint::addFile(const std::string &path, const char *named
     return fail(e);
   uint64_t dataStart = 8 + headerBytes, dataBytes = size - dataStart;
 
-  json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // A name given twice would be read as its last entry, the other silently
+  // dropped: the callback sees every top-level key.
+  std::set<std::string> keys;
+  std::string duplicate;
+  json::parser_callback_t seen = [&](int depth, json::parse_event_t event, json &parsed) {
+    if (event == json::parse_event_t::key && depth == 1 && !keys.insert(parsed.get<std::string>()).second &&
+        duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  json header = json::parse(text, seen, /*allow_exceptions=*/false);
   if (header.is_discarded())
     return fail("the safetensors header is not valid JSON");
+  if (!duplicate.empty())
+    return fail("the header names tensor '" + duplicate + "' twice");
   if (!header.is_object())
     return fail("the safetensors header is not a JSON object");
   for (auto &[name, entry] : header.items()) {
@@ -250,6 +263,16 @@ Status SafeTensorsCheckpoint::addFile(const std::string &path, const char *named
     t.bytes = end - begin;
     found[name] = std::move(t);
   }
+  // No two tensors of this file share a byte (two views of one range would
+  // pack the same data twice without a word).
+  std::vector<const SafeTensorInfo *> inFile;
+  for (const auto &[name, t] : found)
+    if (t.file == index && t.bytes > 0)
+      inFile.push_back(&t);
+  std::sort(inFile.begin(), inFile.end(), [](auto *a, auto *b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < inFile.size(); ++i)
+    if (inFile[i]->offset < inFile[i - 1]->offset + inFile[i - 1]->bytes)
+      return fail("tensors '" + inFile[i - 1]->name + "' and '" + inFile[i]->name + "' overlap in the data");
   return Status();
 }
 
@@ -296,6 +319,12 @@ SafeTensorsCheckpoint::open(const std::string &path) {
       if (!file.is_string() || file.get<std::string>().empty())
         return Status::error(quote(index) + ": the weight_map entry of '" + name +
                              "' is not a file name");
+      // A shard is a file beside the index: "../x" or "/etc/x" would read
+      // outside the checkpoint's folder.
+      const std::string &shard = file.get_ref<const std::string &>();
+      if (shard.find('/') != std::string::npos || shard == "." || shard == "..")
+        return Status::error(quote(index) + ": the weight_map entry of '" + name + "' names '" + shard +
+                             "', not a file in the checkpoint's folder");
       shards[file.get<std::string>()];
     }
     std::string namedBy = " (named by " + quote(index) + ")";

@@ -137,6 +137,17 @@ TEST_F(SafeTensorsTest, MissingShard) {
                                    "'): No such file or directory");
 }
 
+// Issue #16: a shard named "../x" was opened outside the checkpoint's folder.
+TEST_F(SafeTensorsTest, ShardsAreFilesBesideTheIndex) {
+  ASSERT_TRUE(writeSafeTensors(path("one.safetensors"), sample()).ok());
+  for (std::string shard : {"../one.safetensors", "/etc/passwd", "..", "sub/one.safetensors"}) {
+    ASSERT_TRUE(writeSafeTensorsIndex(path("model.safetensors.index.json"), {{"w.f32", shard}}, 0).ok());
+    expectOneLine(SafeTensorsCheckpoint::open(dir).status(),
+                  "'" + path("model.safetensors.index.json") + "': the weight_map entry of 'w.f32' names '" + shard +
+                      "', not a file in the checkpoint's folder");
+  }
+}
+
 TEST_F(SafeTensorsTest, IndexNamesATensorItsShardLacks) {
   ASSERT_TRUE(writeSafeTensors(path("one.safetensors"), sample()).ok());
   ASSERT_TRUE(writeSafeTensorsIndex(path("model.safetensors.index.json"),
@@ -185,6 +196,12 @@ TEST_F(SafeTensorsTest, CorruptHeaders) {
        "tensor 't': shape [3] of F16 is not its 4 bytes"},
       {R"({"t": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]}})",
        "tensor 't': shape [4294967296, 4294967296] of F32 is not its 0 bytes"},
+      // Issue #16: both were accepted, the first entry or one copy of the data
+      // silently lost.
+      {R"({"t": {"dtype": "F16", "shape": [1], "data_offsets": [0, 2]}, "t": {"dtype": "F16", "shape": [1], "data_offsets": [2, 4]}})",
+       "the header names tensor 't' twice"},
+      {R"({"a": {"dtype": "F16", "shape": [4], "data_offsets": [0, 8]}, "b": {"dtype": "F16", "shape": [2], "data_offsets": [6, 10]}})",
+       "tensors 'a' and 'b' overlap in the data"},
   };
   for (const Case &c : cases) {
     std::string file = rawFile("bad.safetensors", c.header);
