@@ -3,7 +3,12 @@
 // Every output of the tools (plans, packed weights, target files) is written to
 // a temporary file beside the destination and renamed over it only once it is
 // complete, so an interrupted or failed run never leaves a half-written file
-// under the final name. Needs no LLVM: the runtime uses it too.
+// under the final name. Nothing is left beside it either: the temporary file
+// is removed on failure, on SIGINT, SIGTERM and SIGHUP (a handler installed
+// while one is open, where the signal's action is the default), and, after a
+// SIGKILL, by the next run that writes the same output (temporary names carry
+// the writer's pid: `weights.bin.tmp.<pid>.XXXXXX`, removed once that process
+// is gone). Needs no LLVM: the runtime uses it too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_SUPPORT_ATOMICFILE_H
@@ -45,6 +50,7 @@ private:
   void abandon();
   std::string path, tmp;
   int fd = -1;
+  int slot = -1; // in the signal handler's list of temporary files
   uint64_t written = 0;
 };
 
