@@ -458,6 +458,8 @@ StatusOr<Plan> ti::plan::readPlanFile(const std::string &path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
+    if (S_ISDIR(st.st_mode))
+      return cannotRead(EISDIR);
     return Status::error("cannot read '" + path + "': not a regular file");
   }
   std::string bytes;
