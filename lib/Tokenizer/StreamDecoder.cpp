@@ -3,7 +3,6 @@
 
 #include "CleanUp.h"
 
-#include <array>
 #include <string_view>
 
 namespace ti {

@@ -45,8 +45,8 @@ std::string collapseSpaces(std::string_view text) {
   bool inSpace = false;
   for (std::size_t i = 0; i < text.size();) {
     std::size_t n = utf8::validSequenceLength(text, i);
+    bool space = n > 0 && utf8::isJsWhitespace(utf8::decodeAt(text, i, n));
     if (n == 0) n = 1;
-    bool space = n == utf8::validSequenceLength(text, i) && utf8::isJsWhitespace(utf8::decodeAt(text, i, n));
     if (space) {
       if (!inSpace) out += ' ';
     } else {

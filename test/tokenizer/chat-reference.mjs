@@ -7,6 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
+import { random } from "./seeded-random.mjs";
+
 const [modules, outPath] = process.argv.slice(2);
 if (!outPath) {
   console.error("usage: node chat-reference.mjs NODE_MODULES OUT.json");
@@ -14,14 +16,6 @@ if (!outPath) {
 }
 const { Template } = await import(pathToFileURL(path.join(modules, "@huggingface/jinja/dist/index.js")).href);
 
-function random(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const next = random(20261205);
 const pick = (list) => list[Math.floor(next() * list.length)];
 

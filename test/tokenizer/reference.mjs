@@ -17,6 +17,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
+import { random } from "./seeded-random.mjs";
+
 const [modules, corpusPath, outPath] = process.argv.slice(2);
 if (!outPath) {
   console.error("usage: node reference.mjs NODE_MODULES CORPUS.json OUT.json");
@@ -27,15 +29,6 @@ const { Tokenizer } = await import(
 );
 const corpus = JSON.parse(fs.readFileSync(corpusPath, "utf8"));
 
-// A small seeded generator (mulberry32): the sequences are the same on every run.
-function random(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function decodeBoth(tokenizer, ids) {
   if (ids.length === 0) return { text: "", textSkip: "" }; // the reference refuses an empty list
