@@ -216,7 +216,11 @@ Status SafeTensorsCheckpoint::addFile(const std::string &path, const char *named
     return fail("the header names tensor '" + duplicate + "' twice");
   if (!header.is_object())
     return fail("the safetensors header is not a JSON object");
-  for (auto &[name, entry] : header.items()) {
+  for (auto &item : header.items()) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot
+    // capture a binding in the lambda below.
+    const std::string &name = item.key();
+    auto &entry = item.value();
     if (name == "__metadata__") {
       if (!entry.is_object())
         return fail("__metadata__ is not an object");
