@@ -42,7 +42,9 @@ uint16_t *arenaBf16(const TaskContext &c, uint64_t offset) {
 class F32Operand {
 public:
   F32Operand(const TaskContext &c, const TaskRecord &t, uint64_t offset, bool tagged)
-      : c_(c), t_(t), at_(c.arena + offset), tagged_(tagged) {}
+      // An absent operand (kNone) is never touched; its address is not even
+      // formed, which would overflow the arena pointer.
+      : c_(c), t_(t), at_(offset == plan::kNone ? nullptr : c.arena + offset), tagged_(tagged) {}
 
   float operator[](uint64_t i) const {
     if (!tagged_) {
