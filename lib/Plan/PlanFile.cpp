@@ -83,26 +83,35 @@ namespace {
 using FbBuilder = flatbuffers::FlatBufferBuilder;
 template <typename T> using Offset = flatbuffers::Offset<T>;
 
+// Every string and vector is created in a statement of its own, in a fixed
+// order: as arguments of one call their order would be the compiler's (GCC
+// and clang differ), and so would the file's bytes.
 Offset<fb::ModelInfo> writeModel(FbBuilder &b, const ModelInfo &m) {
-  return fb::CreateModelInfo(b, b.CreateString(m.name), m.vocab, m.hidden, m.ffn, m.layers, m.heads,
-                             m.kvHeads, m.headDim, m.maxContext, m.bos, b.CreateVector(m.eos),
-                             m.rmsEps);
+  auto name = b.CreateString(m.name);
+  auto eos = b.CreateVector(m.eos);
+  return fb::CreateModelInfo(b, name, m.vocab, m.hidden, m.ffn, m.layers, m.heads, m.kvHeads, m.headDim,
+                             m.maxContext, m.bos, eos, m.rmsEps);
 }
 
 Offset<fb::TargetInfo> writeTarget(FbBuilder &b, const TargetInfo &t) {
-  return fb::CreateTargetInfo(b, b.CreateString(t.name), b.CreateString(t.arch), t.workers,
-                              t.threadsPerWorker, t.maxRegisters, t.bandwidthGBs,
-                              b.CreateString(t.workerFingerprint));
+  auto name = b.CreateString(t.name);
+  auto arch = b.CreateString(t.arch);
+  auto fingerprint = b.CreateString(t.workerFingerprint);
+  return fb::CreateTargetInfo(b, name, arch, t.workers, t.threadsPerWorker, t.maxRegisters,
+                              t.bandwidthGBs, fingerprint);
 }
 
 Offset<fb::PackedTensor> writeTensor(FbBuilder &b, const PackedTensor &t) {
   std::vector<Offset<fb::WeightSegment>> segments;
-  for (const WeightSegment &s : t.segments)
-    segments.push_back(fb::CreateWeightSegment(b, b.CreateString(s.checkpoint),
-                                               b.CreateVector(s.sourceShape), s.rowBegin, s.rowEnd,
-                                               s.colBegin, s.colEnd, s.transposed, s.tiled));
-  return fb::CreatePackedTensor(b, b.CreateString(t.name), t.offset, t.bytes,
-                                b.CreateVector(segments));
+  for (const WeightSegment &s : t.segments) {
+    auto checkpoint = b.CreateString(s.checkpoint);
+    auto shape = b.CreateVector(s.sourceShape);
+    segments.push_back(fb::CreateWeightSegment(b, checkpoint, shape, s.rowBegin, s.rowEnd, s.colBegin,
+                                               s.colEnd, s.transposed, s.tiled));
+  }
+  auto name = b.CreateString(t.name);
+  auto list = b.CreateVector(segments);
+  return fb::CreatePackedTensor(b, name, t.offset, t.bytes, list);
 }
 } // namespace
 
@@ -128,14 +137,16 @@ std::string ti::plan::serializePlan(const Plan &plan) {
   for (const PackedTensor &t : plan.weights)
     weights.push_back(writeTensor(b, t));
   std::vector<Offset<fb::Buffer>> buffers;
-  for (const Buffer &buf : plan.buffers)
-    buffers.push_back(fb::CreateBuffer(
-        b, b.CreateString(buf.name), static_cast<fb::BufferKind>(buf.kind), buf.offset, buf.bytes,
-        buf.tagged));
+  for (const Buffer &buf : plan.buffers) {
+    auto name = b.CreateString(buf.name);
+    buffers.push_back(fb::CreateBuffer(b, name, static_cast<fb::BufferKind>(buf.kind), buf.offset,
+                                       buf.bytes, buf.tagged));
+  }
   std::vector<Offset<fb::Wave>> waves;
-  for (const Wave &w : plan.waves)
-    waves.push_back(
-        fb::CreateWave(b, b.CreateString(w.name), static_cast<fb::BarrierKind>(w.barrier)));
+  for (const Wave &w : plan.waves) {
+    auto name = b.CreateString(w.name);
+    waves.push_back(fb::CreateWave(b, name, static_cast<fb::BarrierKind>(w.barrier)));
+  }
 
   // A Plain plan carries no stream table: it reads as every plan before it.
   Offset<fb::StreamConfig> stream;
@@ -144,10 +155,11 @@ std::string ti::plan::serializePlan(const Plan &plan) {
                                     plan.stream.stageBytes, plan.stream.stages,
                                     plan.stream.inFlightStages, plan.stream.handOffInFlightStages,
                                     plan.stream.rowPartBytes);
-  auto root =
-      fb::CreatePlan(b, plan.formatVersion, model, target, attention, b.CreateVector(weights),
-                     plan.weightsBytes, plan.layoutHash, b.CreateVector(buffers), plan.arenaBytes,
-                     b.CreateVector(waves), tasks, params, stream);
+  auto weightList = b.CreateVector(weights);
+  auto bufferList = b.CreateVector(buffers);
+  auto waveList = b.CreateVector(waves);
+  auto root = fb::CreatePlan(b, plan.formatVersion, model, target, attention, weightList, plan.weightsBytes,
+                             plan.layoutHash, bufferList, plan.arenaBytes, waveList, tasks, params, stream);
   fb::FinishPlanBuffer(b, root);
   return std::string(reinterpret_cast<const char *>(b.GetBufferPointer()), b.GetSize());
 }
