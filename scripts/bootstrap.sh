@@ -8,7 +8,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${TI_BUILD_DIR:-$root/build}
 
 packages=(cmake ninja-build g++ python3 python3-matplotlib python3-numpy
-          llvm-14-dev llvm-14-tools
+          llvm-14-dev llvm-14-tools clang-14 libclang-rt-14-dev
           libflatbuffers-dev flatbuffers-compiler
           libcli11-dev nlohmann-json3-dev libgtest-dev
           pkg-config libpcre2-dev libutf8proc-dev)
