@@ -8,8 +8,12 @@
 2. tipack packs that checkpoint for the plan; tirun decodes N greedy steps from
    a fixed prompt and dumps every step's logits (--dump-logits).
 3. Transformers runs the same token sequence (prompt + tirun's tokens) in one
-   causal forward pass (eager attention, BF16, on the GPU) and gives the logits
-   at every position. Reported: per-step relative logit error (max |a - b| /
+   causal forward pass (eager attention, on the GPU) and gives the logits at
+   every position. By default it computes in float32 on the BF16 weights
+   (held exactly): the arithmetic tirun's kernel does, but for its BF16 K/V
+   cache. --reference-dtype bfloat16 runs Transformers' usual BF16 path, whose
+   own rounding (every activation to BF16) moves logits by several BF16 ULPs
+   and so makes more near-ties. Reported: per-step relative logit error (max |a - b| /
    max |b|), and for every generated token whether Transformers' argmax agrees;
    a disagreement is listed with Transformers' top-2 gap and one BF16 ULP at
    that logit (a near-tie when the gap is at most one ULP).
@@ -21,7 +25,7 @@ compared as above; and `tirun --prompt TEXT` must print the text that
 Transformers decodes from the generated ids.
 
 usage: hf_compare.py TIC TIPACK TIRUN GRAPH WORKDIR [--steps 64] [--backend cuda]
-                     [--prompt TEXT --tokenizer DIR]
+                     [--prompt TEXT --tokenizer DIR] [--reference-dtype float32|bfloat16]
 """
 import argparse
 import json
@@ -47,6 +51,8 @@ p.add_argument("--backend", default="cuda")
 p.add_argument("--seed", type=int, default=1234)
 p.add_argument("--prompt", help="a text prompt (needs --tokenizer)")
 p.add_argument("--tokenizer", help="the folder of tokenizer.json and tokenizer_config.json")
+p.add_argument("--reference-dtype", choices=["float32", "bfloat16"], default="float32",
+               help="what Transformers computes in (the weights are BF16 either way)")
 args = p.parse_args()
 if bool(args.prompt) != bool(args.tokenizer):
     sys.exit("--prompt and --tokenizer go together")
@@ -55,7 +61,9 @@ model_name = graph_name(args.graph)
 ckpt = build_checkpoint(os.path.join(args.work, f"checkpoint-{model_name}"), args.seed,
                         model=model_name)
 print(f"transformers {transformers.__version__}, torch {torch.__version__}: checkpoint {ckpt}")
-model = LlamaForCausalLM.from_pretrained(ckpt, dtype=torch.bfloat16, attn_implementation="eager")
+model = LlamaForCausalLM.from_pretrained(ckpt, dtype=getattr(torch, args.reference_dtype),
+                                         attn_implementation="eager")
+print(f"reference: Transformers in {args.reference_dtype}")
 config = model.config
 
 plan = os.path.join(args.work, "plan.fb")
@@ -116,10 +124,12 @@ report["agree"] = agree
 print(json.dumps(report, indent=1))
 real = [d for d in report["disagreements"] if not d["near_tie"]]
 if args.prompt:
+    # Bytes, decoded here: text mode would turn the model's "\r\n" into "\n".
     text = subprocess.run([args.tirun, plan, weights, "--backend", args.backend, "--prompt", args.prompt,
-                           "-n", str(args.steps)], check=True, capture_output=True, text=True)
-    print(text.stderr.strip())
-    streamed = text.stdout[:-1] if text.stdout.endswith("\n") else text.stdout
+                           "-n", str(args.steps)], check=True, capture_output=True)
+    print(text.stderr.decode("utf-8", "replace").strip())
+    out = text.stdout.decode("utf-8")
+    streamed = out[:-1] if out.endswith("\n") else out
     decoded = hf_tokenizer.decode(generated, skip_special_tokens=True)
     print(f"text: ours {streamed!r}\n      transformers' decode of our ids {decoded!r}")
     if streamed != decoded:
