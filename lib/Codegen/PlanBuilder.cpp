@@ -213,8 +213,10 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
         r.out[1] = at(s.output2);
         r.aux[1] = s.vRowBegin;
       }
-      if (s.mergeChunks)
+      if (s.mergeChunks) {
         r.flags |= plan::kFlagMergeChunks;
+        r.in[2] = at(s.input2); // The attention's workspace (long mode).
+      }
       // A merging Gemv weights each head's chunks by their statistics: it
       // carries its attention's whole geometry.
       if (s.kind == StageKind::Gemv &&
@@ -241,8 +243,9 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
       r.in[0] = at(s.input);
       r.in[1] = at(s.input2);
       r.in[2] = at(s.input3);
-      r.out[0] = at(s.output);
-      r.out[1] = at(s.input2); // Writes row pos of the K cache it reads.
+      r.out[0] = at(s.output);  // Short mode: the attention's output.
+      r.out[1] = at(s.output2); // Long mode: the workspace.
+      // Chunk 0 writes row pos of the K cache at in[1].
       r.aux[0] = t.aux0;
       r.aux[1] = t.aux1;
       if (!geometryOf(s, true, true, true, r.geometry))

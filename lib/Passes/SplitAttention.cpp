@@ -14,9 +14,14 @@
 //    context) chunk 0 does the whole attention and the other chunks do
 //    nothing; in long mode each chunk attends over its own positions and
 //    writes its output with its softmax statistics (max, sum).
-// 3. The consumer of the attention's output (the Wo GEMV) reads the C partial
+// 3. The consumer of the attention's output (the Wo GEMV) reads it in short
+//    mode, where chunk 0 writes it whole; in long mode it reads the C partial
 //    outputs instead and merges them by their statistics (merge_chunks), in a
-//    fixed order; it carries the attention's geometry for that.
+//    fixed order; it carries the attention's geometry for that. So in short
+//    mode the output may hand off by tags (tag-hand-offs) and only a long-mode
+//    step needs a grid barrier after the attention (place-barriers:
+//    grid_if_long; the 1B 1.9% faster at context 1 than behind a grid barrier
+//    in every mode, docs/PERFORMANCE.md, step 20).
 //
 // Each layer has its own attention workspace (partials, statistics), so that
 // every element of a step has exactly one writer. The scores never leave the
@@ -71,15 +76,16 @@ public:
       int workspace =
           m.addBuffer(prefix + "attention_workspace", plan::BufferKind::AttentionWorkspace, bytes);
 
-      // Redirect the attention's readers to the partial outputs.
+      // The attention's reader merges the partial outputs in long mode.
       for (unsigned r : readersOf(m, attn.output.buffer)) {
         Stage &s = m.stages[r];
-        if (s.kind != StageKind::Gemv || !sameSlice(s.input, attn.output) || s.norm >= 0) {
+        if (s.kind != StageKind::Gemv || !sameSlice(s.input, attn.output) || s.norm >= 0 ||
+            s.input2.valid()) {
           diags.error(s.loc, "the attention output must feed one GEMV (the output "
                              "projection), which merges the chunks' partial outputs");
           return false;
         }
-        s.input = Slice{workspace, ws.partials(0, 0), q};
+        s.input2 = Slice{workspace, 0, ws.elements()};
         s.mergeChunks = true;
         s.chunks = chunks;
         s.heads = attn.heads;
@@ -93,7 +99,8 @@ public:
       chunked.units = uint64_t(chunked.kvHeads) * chunks;
       chunked.input2 = chunked.output2; // The K cache (history read; row pos written).
       chunked.input3 = chunked.output3; // The V cache.
-      chunked.output = Slice{workspace, 0, ws.elements()};
+      // output stays the attention's output (short mode).
+      chunked.output2 = Slice{workspace, 0, ws.elements()}; // Long mode.
       chunked.output3 = Slice();
       out.push_back(std::move(chunked));
       count("attentions-split");

@@ -14,10 +14,11 @@
 //    not a graph output, some stage touches it, and every stage that touches it does so through an
 //    operand whose executors read or write tagged values: Embed's output;
 //    a Gemv's (GateUp's) input, residual and output; LmHead's input; an
-//    attention's q|k|v input and its workspace output. The workspace of an
-//    attention that runs in chunks at long contexts only if the target's
-//    tag_chunked_attention says so: every output-projection task merges all
-//    chunks' partials, and tagged ones took 2.7 times as long on the H200.
+//    attention's q|k|v input and its output (which it writes in short
+//    mode). Never an attention's workspace (long mode's chunk partials):
+//    every output-projection task merges all chunks' partials, and tagged
+//    ones took 2.7 times as long on the H200 (docs/PERFORMANCE.md, step 8),
+//    so a long-mode step keeps a grid barrier after the attention.
 // 2. Mark those buffers tagged and double their bytes (kTaggedBytes per
 //    element): codegen gives the tasks' operands the kFlagTagged* flags and
 //    byte offsets from it.
@@ -46,7 +47,7 @@ void slicesOf(const Stage &s, std::vector<const Slice *> &taggable,
   case StageKind::Embed: can = {&s.output}; break;
   case StageKind::Gemv: can = {&s.input, &s.residual, &s.output}; break;
   case StageKind::LmHead: can = {&s.input}; break;
-  case StageKind::AttentionChunks: can = {&s.input, &s.output}; break;
+  case StageKind::AttentionChunks: can = {&s.input, &s.output}; break; // Not the workspace.
   default: break;
   }
   for (const Slice *sl : all) {
@@ -75,11 +76,6 @@ public:
     }
     std::vector<bool> used(m.buffers.size());
     for (const Stage &s : m.stages) {
-      // Attention that may run in chunks: its workspace stays plain unless
-      // the target says otherwise (Target::tagChunkedAttention).
-      if (s.kind == StageKind::AttentionChunks && s.output.valid() && s.chunks > 1 &&
-          m.maxContext > m.target.attentionSplitContext && !m.target.tagChunkedAttention)
-        may[s.output.buffer] = false;
       std::vector<const Slice *> taggable, plain;
       slicesOf(s, taggable, plain);
       for (const Slice *sl : taggable)

@@ -18,7 +18,7 @@
 //    from an octet's start; every other task reads tensors of rows.
 // c. Buffers: known kinds, aligned, inside the arena, disjoint; the one-of
 //    kinds at most once; token slots and step state big enough; tagged ones
-//    (Tagged.h) activations or attention workspaces only.
+//    (Tagged.h) activations only.
 // d. Bounds (if b and c hold): every access of every task, in both modes (see
 //    TaskAccesses.h), inside one packed tensor or one buffer of a kind its
 //    operand may use, tagged exactly when the buffer is (the task's
@@ -30,8 +30,8 @@
 //    cache holds max context rows of its tasks' row width, and every task that
 //    reads or writes it has the same kv heads and head_dim (the caches are
 //    head-major, AttentionLayout.h: KvCacheLayout); a kFlagMergeChunks
-//    Gemv reads the partials of a workspace whose geometry it carries (all
-//    four fields; heads x head_dim columns).
+//    Gemv reads at in[2] the partials of a workspace whose geometry it
+//    carries (all four fields; heads x head_dim columns).
 // f. Hazards (if all of the above hold), per mode over one step: the last
 //    wave's grid barrier orders everything across steps. Accesses go to
 //    domains: arena bytes; "row pos" of the caches.
@@ -317,7 +317,8 @@ void Verifier::checkTask(size_t index) {
        op == Opcode::SelectToken || attention || op == Opcode::ReduceResidual ||
            (t.flags & kFlagResidual),
        t.in[1] != kNone},
-      {"in[2]", attention, t.in[2] != kNone},
+      {"in[2]", attention || (op == Opcode::Gemv && (t.flags & kFlagMergeChunks)),
+       t.in[2] != kNone},
       {"out[0]", op != Opcode::Nop, t.out[0] != kNone},
       {"out[1]",
        attention || op == Opcode::LmHead ||
@@ -372,8 +373,6 @@ void Verifier::checkTask(size_t index) {
       error(who + " kv head " + num(t.aux[0]) + " is not below its " + num(g.kvHeads));
     if (g.chunks && t.aux[1] >= g.chunks)
       error(who + " is chunk " + num(t.aux[1]) + " of its " + num(g.chunks));
-    if (t.out[1] != t.in[1])
-      error(who + " out[1] is not in[1] (both are the layer's K cache)");
     break;
   }
   case Opcode::FfnPartial:
@@ -515,7 +514,7 @@ void Verifier::checkBuffers() {
     if (b.bytes < least)
       error(who + " has " + num(b.bytes) + " bytes, a " + bufferKindName(b.kind) + " needs " +
             num(least));
-    if (b.tagged && b.kind != BufferKind::Activation && b.kind != BufferKind::AttentionWorkspace)
+    if (b.tagged && b.kind != BufferKind::Activation)
       error(who + " is tagged, and a " + bufferKindName(b.kind) + " buffer cannot be");
   }
   buffersByOffset.resize(plan.buffers.size());
@@ -726,17 +725,17 @@ void Verifier::checkLayers() {
     if (op == Opcode::Attention) {
       checkCache(i, "in[1]", t.in[1], t.geometry);
       checkCache(i, "in[2]", t.in[2], t.geometry);
-      checkCache(i, "out[1]", t.out[1], t.geometry);
-      int64_t home = homeOf(t.out[0]);
+      int64_t home = homeOf(t.out[1]);
       if (home < 0)
         continue;
       const Buffer &b = plan.buffers[home];
       const AttentionWorkspace ws = AttentionWorkspace::of(t.geometry);
-      const uint64_t bytes = ws.elements() * (b.tagged ? kTaggedBytes : kActivationBytes);
-      if (t.out[0] != b.offset || b.bytes != bytes) {
-        error(describe(i) + " out[0]: workspace '" + b.name + "' [+" + num(b.offset) + ", +" +
+      // Never tagged (TaskRecord.h): the buffer-kind check refuses a tagged one.
+      const uint64_t bytes = ws.elements() * kActivationBytes;
+      if (t.out[1] != b.offset || b.bytes != bytes) {
+        error(describe(i) + " out[1]: workspace '" + b.name + "' [+" + num(b.offset) + ", +" +
               num(b.bytes) + ") is not the " + num(bytes) +
-              " bytes from out[0] that its geometry (" + geometryText(t.geometry) + ") lays out");
+              " bytes from out[1] that its geometry (" + geometryText(t.geometry) + ") lays out");
         continue;
       }
       auto [it, first] = workspaces.try_emplace(home, t.geometry, i);
@@ -752,22 +751,19 @@ void Verifier::checkLayers() {
     const TaskRecord &t = plan.tasks[i];
     if (static_cast<Opcode>(t.opcode) != Opcode::Gemv || !(t.flags & kFlagMergeChunks))
       continue;
-    int64_t home = homeOf(t.in[0]);
+    int64_t home = homeOf(t.in[2]);
     auto it = workspaces.find(home);
     if (it == workspaces.end()) {
-      error(describe(i) + " merges the partials of a buffer no attention task writes");
+      error(describe(i) + " in[2]: merges the partials of a buffer no attention task writes");
       continue;
     }
     const HeadGeometry &g = it->second.first;
-    const AttentionWorkspace ws = AttentionWorkspace::of(g);
     const Buffer &b = plan.buffers[home];
-    if (t.in[0] != b.offset + ws.partials(0, 0) * kActivationBytes || t.aux[0] != g.qRows() ||
-        !sameGeometry(t.geometry, g))
+    if (t.in[2] != b.offset || t.aux[0] != g.qRows() || !sameGeometry(t.geometry, g))
       error(describe(i) + " merges " + num(t.aux[0]) + " values of geometry (" +
-            geometryText(t.geometry) + ") at '" + b.name + "'[+" + num(t.in[0] - b.offset) +
+            geometryText(t.geometry) + ") at '" + b.name + "'[+" + num(t.in[2] - b.offset) +
             "], but its partials are " + num(g.qRows()) + " values of geometry (" +
-            geometryText(g) + ") at [+" + num(ws.partials(0, 0) * kActivationBytes) + "] (" +
-            describe(it->second.second) + ")");
+            geometryText(g) + ") at [+0] (" + describe(it->second.second) + ")");
   }
 }
 

@@ -129,11 +129,13 @@ void AccessListBuilder::gemv(bool lmHead) {
   if (t.norm != kNone)
     weights(Operand::Norm, t.norm, mul(k, kW));
   if (!lmHead && (t.flags & kFlagMergeChunks)) {
-    // Short mode: partials[0]. Long mode: every chunk's partials and stats,
-    // which follow them (AttentionLayout.h).
-    const AttentionWorkspace ws = AttentionWorkspace::of(t.geometry);
-    const uint64_t elements = isLong ? ws.elements() : k;
-    plain(Operand::In0, false, t.in[0], mul(elements, eIn0), BufferKind::AttentionWorkspace);
+    // Short mode: the attention's output. Long mode: every chunk's partials
+    // and stats in its workspace, which follow them (AttentionLayout.h).
+    if (isLong)
+      plain(Operand::In2, false, t.in[2], mul(AttentionWorkspace::of(t.geometry).elements(), kA),
+            BufferKind::AttentionWorkspace);
+    else
+      plain(Operand::In0, false, t.in[0], mul(k, eIn0), BufferKind::Activation);
   } else {
     plain(Operand::In0, false, t.in[0], mul(k, eIn0), BufferKind::Activation);
   }
@@ -164,7 +166,7 @@ void AccessListBuilder::attention() {
   const AttentionWorkspace ws = AttentionWorkspace::of(geo);
   // This kv head's columns of a cache row, in bytes.
   const uint64_t colBegin = kC * g * d, colEnd = kC * (g + 1) * d;
-  auto at = [&](uint64_t element) { return add(t.out[0], mul(element, eOut0)); };
+  auto at = [&](uint64_t element) { return add(t.out[1], mul(element, kA)); };
   // q of the group's heads, and k and v of head g, from the stacked q|k|v
   // vector (every chunk is assumed to read them: chunk 0 stores k, the chunk
   // of position pos uses both).
@@ -179,13 +181,18 @@ void AccessListBuilder::attention() {
   cache(AccessKind::CacheHistory, Operand::In1, false, t.in[1], colBegin, colEnd,
         BufferKind::KCache);
   if (c == 0)
-    cache(AccessKind::CacheRow, Operand::Out1, true, t.out[1], colBegin, colEnd,
+    cache(AccessKind::CacheRow, Operand::In1, true, t.in[1], colBegin, colEnd,
           BufferKind::KCache);
   cache(AccessKind::CacheHistory, Operand::In2, false, t.in[2], colBegin, colEnd,
         BufferKind::VCache);
-  plain(Operand::Out0, true, at(ws.partials(uint32_t(c), firstHead)), group * d * eOut0,
+  if (!isLong) { // The group's heads of the output.
+    plain(Operand::Out0, true, add(t.out[0], firstHead * d * eOut0), group * d * eOut0,
+          BufferKind::Activation);
+    return;
+  }
+  plain(Operand::Out1, true, at(ws.partials(uint32_t(c), firstHead)), group * d * kA,
         BufferKind::AttentionWorkspace);
-  plain(Operand::Out0, true, at(ws.stats(uint32_t(c), firstHead)), group * 2 * eOut0,
+  plain(Operand::Out1, true, at(ws.stats(uint32_t(c), firstHead)), group * 2 * kA,
         BufferKind::AttentionWorkspace);
 }
 

@@ -90,6 +90,10 @@ F32Operand in1(const TaskContext &c, const TaskRecord &t) {
 F32Operand out0(const TaskContext &c, const TaskRecord &t) {
   return F32Operand(c, t, t.out[0], t.flags & plan::kFlagTaggedOut0);
 }
+/// An attention's workspace (never tagged): its out[1], a merging Gemv's in[2].
+F32Operand workspace(const TaskContext &c, const TaskRecord &t, uint64_t offset) {
+  return F32Operand(c, t, offset, false);
+}
 
 float dotBf16(const uint16_t *w, const float *x, uint32_t n) {
   float acc[8] = {};
@@ -222,11 +226,11 @@ namespace {
 /// their statistics (TaskRecord.h).
 void gemvInput(const TaskContext &c, const TaskRecord &t, std::vector<float> &x) {
   uint32_t k = t.aux[0];
-  const F32Operand in = in0(c, t);
   if (!(t.flags & plan::kFlagMergeChunks) || !c.longMode) {
-    normalizeInput(c, t, in.read(0, k).data(), k, x);
+    normalizeInput(c, t, in0(c, t).read(0, k).data(), k, x);
     return;
   }
+  const F32Operand in = workspace(c, t, t.in[2]);
   const plan::HeadGeometry &g = t.geometry;
   const plan::AttentionWorkspace ws = plan::AttentionWorkspace::of(g);
   std::vector<float> merged(k), weights(g.chunks);
@@ -337,14 +341,15 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
   std::vector<float> kNow = currentKey(c, t, s, invFreq);
   const std::vector<float> vNow = currentValue(c, t, s);
   if (s.chunk == 0) {
-    uint16_t *cacheRow = arenaBf16(c, t.out[1]) + s.cache.row(uint32_t(c.pos), t.aux[0]);
+    uint16_t *cacheRow = arenaBf16(c, t.in[1]) + s.cache.row(uint32_t(c.pos), t.aux[0]);
     for (uint32_t i = 0; i < s.headDim; ++i)
       cacheRow[i] = floatToBf16(kNow[i]);
   }
   const plan::AttentionPositions positions =
       plan::attentionPositions(s.chunk, s.chunks, c.pos, c.longMode);
   const int32_t jb = positions.begin, je = positions.end;
-  const F32Operand ws = out0(c, t);
+  // Short mode: the output; long mode: the chunk's partials and stats.
+  const F32Operand y = out0(c, t), ws = workspace(c, t, t.out[1]);
   std::vector<float> scores(je - jb), weights(je - jb), out(s.headDim);
   for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {
     std::vector<float> q = in0(c, t).read(h * s.headDim, s.headDim);
@@ -363,6 +368,11 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
     for (float &w : weights)
       w /= l;
     weightedValues(c, t, s, weights.data(), jb, je, vNow, out.data());
+    if (!c.longMode) {
+      for (uint32_t i = 0; i < s.headDim; ++i)
+        y.set(uint64_t(h) * s.headDim + i, out[i]);
+      continue;
+    }
     for (uint32_t i = 0; i < s.headDim; ++i)
       ws.set(s.ws.partials(s.chunk, h) + i, out[i]);
     ws.set(s.ws.stats(s.chunk, h), m);

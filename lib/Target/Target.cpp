@@ -296,7 +296,15 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
         s = Status::error(source + ": \"hand_offs\" is \"grid\" or \"tags\", not \"" + name +
                           "\"");
     }
-    else if (key == "tag_chunked_attention") s = wantBool(t.tagChunkedAttention);
+    else if (key == "tag_chunked_attention") {
+      // Retired (plan format 5): a chunked attention's workspace is never
+      // tagged (tag-hand-offs). Target files written before still say false.
+      bool tagChunks = false;
+      s = wantBool(tagChunks);
+      if (s.ok() && tagChunks)
+        s = Status::error(source + ": \"tag_chunked_attention\" is no longer supported: an "
+                                   "attention's chunk workspace is never tagged");
+    }
     else if (key == "stream_kv") s = wantBool(t.streamKv);
     else if (key == "stream_kv_context") s = wantUInt(t.streamKvContext);
     else if (key == "stream_weight_tiles") s = wantBool(t.streamWeightTiles);
@@ -341,7 +349,6 @@ std::string ti::targetToJson(const Target &t) {
             {"stream_row_part_bytes", t.streamRowPartBytes},
             {"ffn_form", ffnFormName(t.ffnForm)},
             {"hand_offs", handOffsName(t.handOffs)},
-            {"tag_chunked_attention", t.tagChunkedAttention},
             {"stream_kv", t.streamKv},
             {"stream_kv_context", t.streamKvContext},
             {"stream_weight_tiles", t.streamWeightTiles}};

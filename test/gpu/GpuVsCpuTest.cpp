@@ -666,16 +666,18 @@ TEST_F(StreamGpuVsCpuTest, TaggedHandOffsMatchTheCpu) {
   }
 }
 
-TEST_F(StreamGpuVsCpuTest, TaggedHandOffsMatchTheCpuWithTaggedChunks) {
-  // Chunked attention's workspace tagged too (tag_chunked_attention): the
-  // output projection merges the chunks' tagged partials (Common.cuh,
-  // F32In::gather) in long mode.
-  auto lp = streamPlan("models/tiny.graph", "--hand-offs tags", "\"tag_chunked_attention\": true");
+TEST_F(StreamGpuVsCpuTest, TaggedHandOffsMatchTheCpuAcrossTheAttentionSplit) {
+  // The attention's output hands off by tags in short mode (chunk 0 writes
+  // it whole) and its plain workspace behind a grid barrier in long mode
+  // (grid_if_long), whose chunks the output projection merges.
+  auto lp = streamPlan("models/tiny.graph", "--hand-offs tags");
   ASSERT_TRUE(lp);
-  ASSERT_TRUE(std::any_of(lp->plan.buffers.begin(), lp->plan.buffers.end(), [](const auto &b) {
-    return b.kind == plan::BufferKind::AttentionWorkspace && b.tagged;
-  }));
   ASSERT_GT(lp->plan.attentionChunks(), 1u);
+  for (const plan::TaskRecord &t : lp->plan.tasks)
+    if (t.opcode == uint16_t(plan::Opcode::Attention)) {
+      ASSERT_TRUE(t.flags & plan::kFlagTaggedOut0);
+      ASSERT_EQ(lp->plan.waves[t.wave].barrier, plan::BarrierKind::GridIfLong);
+    }
   expectStepsMatchTheCpu(lp, kSteps, 4);
   expectLaunchMatchesTheCpu(lp, kSteps);
 }

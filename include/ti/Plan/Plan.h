@@ -24,7 +24,7 @@
 namespace ti::plan {
 
 /// Bumped on any change a reader of the previous version would misread.
-constexpr uint32_t kFormatVersion = 4;
+constexpr uint32_t kFormatVersion = 5;
 /// The FlatBuffers file identifier (4 bytes).
 constexpr const char *kFileIdentifier = "TIPL";
 /// Every packed tensor starts at a multiple of this in the weights data.

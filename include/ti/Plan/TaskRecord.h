@@ -30,12 +30,12 @@
 // Gemv          y = W x' over rows [rowBegin, rowEnd) of a row-major bf16 matrix
 //               whose row rowBegin starts at `weight` (K = aux[0] columns):
 //                 x  = f32[K] at in[0]; with kFlagMergeChunks, in[0] is an
-//                      attention workspace of the task's geometry (below) and
-//                      x is its merged output: in short mode partials[0];
-//                      in long mode, for each head h (x[h*D + d]), with the
-//                      chunks' stats (m_c, l_c) of h, M = max_c m_c,
-//                      w_c = l_c * exp(m_c - M), x = sum_c w_c * partials[c][h]
-//                      / sum_c w_c (chunks in order);
+//                      attention's output y (below) and in[2] its workspace,
+//                      of the task's geometry: in short mode x = y; in long
+//                      mode x is the workspace's merged output: for each head
+//                      h (x[h*D + d]), with the chunks' stats (m_c, l_c) of
+//                      h, M = max_c m_c, w_c = l_c * exp(m_c - M), x = sum_c
+//                      w_c * partials[c][h] / sum_c w_c (chunks in order);
 //                 x' = x * rsqrt(mean(x^2) + eps) * scale if norm != kNone
 //                      (scale bf16[K] at `norm`, eps = params[param]), else x;
 //                 y[i] = dot(W[i], x') (+ f32 in[1][i] with kFlagResidual),
@@ -47,21 +47,25 @@
 //               in[0] = the stacked q|k|v vector (f32[Q+2KV]);
 //               in[1] = this layer's K cache, in[2] its V cache (bf16
 //               [kvHeads][maxCtx][D]: AttentionLayout.h, KvCacheLayout);
-//               out[0] = the attention workspace (below); out[1] = the K cache
-//               again (written). params[param] = the softmax scale, then D/2 RoPE
+//               out[0] = the attention's output y (f32[Q]); out[1] = the
+//               attention workspace (below). params[param] = the softmax scale, then D/2 RoPE
 //               inverse frequencies. RoPE rotates pairs (i, i + D/2) by angle
 //               float(pos) * invFreq[i]. The chunk-0 task writes bf16(rot(k_g))
-//               to K cache row pos; a task that needs position pos uses that
+//               to row pos of the K cache at in[1]; a task that needs position pos uses that
 //               bf16-rounded key and bf16(v_g) of in[0] itself, and never
 //               reads row pos of the caches' (the V row may equal it: the
 //               q+k+v Gemv writes it, kFlagVCache).
 //               Positions: [0, ctx) for task c = 0 in short mode (tasks c > 0
 //               do nothing), [c*ctx/C, (c+1)*ctx/C) in long mode. For each head
 //               h of group g over the task's positions j: s_j = scale * q_h.k_j,
-//               m = max_j s_j, l = sum_j exp(s_j - m); writes partials[c][h] =
-//               sum_j exp(s_j - m) / l * V[j] and stats[c][h] = (m, l).
-//               The workspace's layout is AttentionWorkspace (AttentionLayout.h):
-//               f32 partials [C][H][D], then stats [C][H][2].
+//               m = max_j s_j, l = sum_j exp(s_j - m), o_h = sum_j exp(s_j -
+//               m) / l * V[j]. In short mode chunk 0 writes y[h*D + d] = o_h
+//               (the whole attention: no merge, so that y may be tagged and
+//               its reader needs no grid barrier); in long mode task c writes
+//               partials[c][h] = o_h and stats[c][h] = (m, l) to the
+//               workspace, which is never tagged. Its layout is
+//               AttentionWorkspace (AttentionLayout.h): f32 partials
+//               [C][H][D], then stats [C][H][2].
 // FfnPartial    Units (intermediate rows) u in [rowBegin, rowEnd), n of them. x =
 //               f32[H] at in[0] (H = aux[0]), normalised with the scale at `norm`
 //               and eps = params[param]. `weight` holds three bf16 [n][H] blocks:
@@ -151,7 +155,7 @@ constexpr uint32_t kMaxEndTokens = 8;
 enum TaskFlags : uint16_t {
   kFlagResidual = 1 << 0,    // Gemv: add in[1].
   kFlagVCache = 1 << 1,      // Gemv: rows >= aux[1] also go to the V cache.
-  kFlagMergeChunks = 1 << 2, // Gemv: the input is the attention chunks' merged output.
+  kFlagMergeChunks = 1 << 2, // Gemv: in[0] is an attention's output, in[2] its workspace.
   kFlagRecord = 1 << 3,      // SelectToken: write the StepState.
   kFlagTaggedIn0 = 1 << 4,   // in[0] holds tagged f32 (Tagged.h): wait for this step's tags.
   kFlagTaggedIn1 = 1 << 5,   // Gemv: in[1], the residual, likewise.

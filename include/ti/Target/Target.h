@@ -94,13 +94,6 @@ struct Target {
   FfnForm ffnForm = FfnForm::Partials;
   /// How waves hand off (tag-hand-offs).
   HandOffs handOffs = HandOffs::Grid;
-  /// With tags: whether the workspaces of attention that runs in chunks are
-  /// tagged too. Off: on the H200 each of the 1B's output projections then
-  /// merged 16 chunks' tagged partials in 8 dependent round trips, and the
-  /// wave took 24.8 µs against 8.2 behind a grid barrier (context 4,096,
-  /// docs/PERFORMANCE.md, step 8; after step 11's one-round re-poll the 1B
-  /// was still 13-16% slower in long mode and the 8B 10-12%, step 14).
-  bool tagChunkedAttention = false;
   /// Stream execution: whether attention's cached K/V rows come through the
   /// weight stream (kFlagStreamKv; ops/AttentionStream.cuh) instead of the
   /// consumers' own loads, which wait for HBM behind the ring's copies

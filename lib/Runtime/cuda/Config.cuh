@@ -90,9 +90,6 @@ constexpr uint32_t kPausePollNanoseconds = 100;
 /// it merges them (two 16-byte loads and the chunk's statistics each): the
 /// register budget decides (2 spilled the Plain worker's 64).
 constexpr uint32_t kMergeBatch = kStreamed ? 8 : 1;
-/// The same for tagged partials: each chunk's are five 16-byte pairs of
-/// (value, tag), held until every tag is checked.
-constexpr uint32_t kTaggedMergeBatch = kStreamed ? 2 : 1;
 using plan::kFfnColumnPasses;
 using plan::kReduceStagedFloats;
 /// Query heads per kv head (G) the attention op handles: the group's rotated

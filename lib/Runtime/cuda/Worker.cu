@@ -311,9 +311,11 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         // the inputs are here; after tags, not yet (the wave is published
         // once they are: 1.2% faster at context 1 than at its start,
         // docs/PERFORMANCE.md, step 8).
-        const bool tagged =
-            wave > 0 && static_cast<plan::BarrierKind>(schedule.barriers[wave - 1]) ==
-                            plan::BarrierKind::Tagged;
+        // A barrier in long steps only hands off by tags in short ones.
+        const auto before = wave > 0 ? static_cast<plan::BarrierKind>(schedule.barriers[wave - 1])
+                                     : plan::BarrierKind::None;
+        const bool tagged = before == plan::BarrierKind::Tagged ||
+                            (before == plan::BarrierKind::GridIfLong && !step.longMode);
         ws.beginWave(shared.wave, uint32_t(s) * a.waveCount + wave, !(tagged && barriers));
       }
 #endif

@@ -250,10 +250,10 @@ TEST(PlanFile, RefusesRandomBytesWithTheIdentifier) {
 TEST(PlanFile, RefusesAnotherFormatVersion) {
   Plan plan = samplePlan();
   plan.formatVersion = kFormatVersion + 1;
-  EXPECT_EQ(readError(serializePlan(plan)), "plan format version 5, this build reads 4: compile "
+  EXPECT_EQ(readError(serializePlan(plan)), "plan format version 6, this build reads 5: compile "
                                             "the plan again with this build's tic");
   plan.formatVersion = 0;
-  EXPECT_EQ(readError(serializePlan(plan)), "plan format version 0, this build reads 4: compile "
+  EXPECT_EQ(readError(serializePlan(plan)), "plan format version 0, this build reads 5: compile "
                                             "the plan again with this build's tic");
 }
 
@@ -272,7 +272,7 @@ TEST(PlanFile, NamesTheVersionOfAPlanWhoseTasksAreLaidOutDifferently) {
   ASSERT_NE(tasks, nullptr);
   uint32_t count = plan.tasks.size() * sizeof(TaskRecord) / 96;
   std::memcpy(bytes.data() + (tasks - reinterpret_cast<const uint8_t *>(bytes.data())), &count, 4);
-  EXPECT_EQ(readError(bytes), "plan format version 1, this build reads 4: compile the plan again "
+  EXPECT_EQ(readError(bytes), "plan format version 1, this build reads 5: compile the plan again "
                               "with this build's tic");
 }
 
@@ -334,7 +334,7 @@ TEST(PlanFile, NamesEachMissingField) {
   const std::string b = serializePlan(samplePlan());
   const size_t plan = root(b);
   EXPECT_EQ(readError(withoutField(b, plan, Version)),
-            "plan format version 0, this build reads 4: compile the plan again with this "
+            "plan format version 0, this build reads 5: compile the plan again with this "
             "build's tic");
   EXPECT_EQ(readError(withoutField(b, plan, Model)), "plan has no model info");
   EXPECT_EQ(readError(withoutField(b, plan, Target)), "plan has no target info");

@@ -64,7 +64,7 @@ Plan smallPlan() {
 
 TEST(PlanTextPrinter, SmallPlan) {
   EXPECT_EQ(text(smallPlan()),
-            "plan format_version=4\n"
+            "plan format_version=5\n"
             "model tiny vocab=256 hidden=64 ffn=128 layers=2 heads=4 kv_heads=2 head_dim=16 "
             "max_context=128 bos=1 eos=[2, 3] rms_eps=1e-05\n"
             "target h200 arch=sm_90 workers=132 threads_per_worker=256 max_registers=128 "
@@ -97,7 +97,7 @@ TEST(PlanTextPrinter, SmallPlan) {
 
 TEST(PlanTextPrinter, EmptyPlan) {
   EXPECT_EQ(text(Plan()),
-            "plan format_version=4\n"
+            "plan format_version=5\n"
             "model \"\" vocab=0 hidden=0 ffn=0 layers=0 heads=0 kv_heads=0 head_dim=0 "
             "max_context=0 bos=-1 eos=[] rms_eps=0\n"
             "target \"\" arch=\"\" workers=0 threads_per_worker=0 max_registers=0 "

@@ -45,7 +45,7 @@ enum : uint16_t { kSelect, kEmbed, kQkv, kAttention, kWo, kFfn, kReduce, kLmHead
 // Arena offsets of the tiny plan's buffers.
 constexpr uint64_t kSlots = 0, kPrompt = 256, kState = 512, kCandidates = 1024, kX0 = 1280,
                    kQkvOut = 1536, kKCache = 1792, kVCache = 2048, kWorkspace = 2304, kX1 = 2560,
-                   kPartials = 2816, kX2 = 3072, kLogits = 3328;
+                   kPartials = 2816, kX2 = 3072, kLogits = 3328, kAttnOut = 3584;
 
 /// hidden 16, heads 2, kv heads 1, head dim 8, ffn 32, vocab 24, max context 8,
 /// 4 workers, 2 attention chunks over a split context of 4.
@@ -106,8 +106,9 @@ Plan tinyPlan() {
                {"x1", BufferKind::Activation, kX1, 64},
                {"ffn_partials", BufferKind::Partials, kPartials, 256},
                {"x2", BufferKind::Activation, kX2, 64},
-               {"logits", BufferKind::Logits, kLogits, 96}};
-  p.arenaBytes = 3584;
+               {"logits", BufferKind::Logits, kLogits, 96},
+               {"attn", BufferKind::Activation, kAttnOut, 64}};
+  p.arenaBytes = 3840;
 
   p.waves = {{"select", BarrierKind::None},
              {"embed", BarrierKind::Grid},
@@ -168,8 +169,8 @@ Plan tinyPlan() {
     a.in[0] = kQkvOut;
     a.in[1] = kKCache;
     a.in[2] = kVCache;
-    a.out[0] = kWorkspace;
-    a.out[1] = kKCache;
+    a.out[0] = kAttnOut;   // Short mode.
+    a.out[1] = kWorkspace; // Long mode.
     a.aux[0] = 0;
     a.aux[1] = w % 2;
     a.geometry = {2, 1, 8, 2};
@@ -183,8 +184,9 @@ Plan tinyPlan() {
     o.rowEnd = 4 * w + 4;
     o.weight = 2304 + 4 * w * 32;
     o.weightBytes = 128;
-    o.in[0] = kWorkspace; // The partials, then their stats.
+    o.in[0] = kAttnOut;   // Short mode.
     o.in[1] = kX0;
+    o.in[2] = kWorkspace; // Long mode: the partials, then their stats.
     o.out[0] = kX1;
     o.aux[0] = 16;
     o.geometry = {2, 1, 8, 2}; // Its attention's.
@@ -359,16 +361,18 @@ TEST(PlanVerifierTest, AttentionAccessesDependOnMode) {
   EXPECT_EQ(history->cacheBase, kVCache);
   EXPECT_EQ(history->rowBytes, 16u);
 
-  // The projection reads partials[0] in short mode, every chunk's partials and
-  // stats in long mode.
-  auto mergedInput = [&](StepMode mode) {
+  // The projection reads the attention's output (in[0]) in short mode, every
+  // chunk's partials and stats in the workspace (in[2]) in long mode.
+  auto mergedInput = [&](StepMode mode, Operand op) {
     for (const Access &a : taskAccesses(p, woOf(p, 2), mode))
-      if (a.operand == Operand::In0)
+      if (a.operand == op)
         return std::pair(a.begin, a.end);
     return std::pair(uint64_t(0), uint64_t(0));
   };
-  EXPECT_EQ(mergedInput(StepMode::Short), std::pair(kWorkspace, kWorkspace + 64));
-  EXPECT_EQ(mergedInput(StepMode::Long), std::pair(kWorkspace, kWorkspace + 160));
+  EXPECT_EQ(mergedInput(StepMode::Short, Operand::In0), std::pair(kAttnOut, kAttnOut + 64));
+  EXPECT_EQ(mergedInput(StepMode::Short, Operand::In2), std::pair(uint64_t(0), uint64_t(0)));
+  EXPECT_EQ(mergedInput(StepMode::Long, Operand::In2), std::pair(kWorkspace, kWorkspace + 160));
+  EXPECT_EQ(mergedInput(StepMode::Long, Operand::In0), std::pair(uint64_t(0), uint64_t(0)));
 }
 
 TEST(PlanVerifierTest, TwoWritersOfOneRow) {
@@ -384,7 +388,7 @@ TEST(PlanVerifierTest, MorePartialsThanTheArenaHolds) {
   Plan p = tinyPlan();
   taskOf(p, Opcode::ReduceResidual, 2).aux[1] = 1u << 28;
   EXPECT_TRUE(hasError(p, {named(p, Opcode::ReduceResidual, 2),
-                           "sums 268435456 partials of 16 values, more than the arena's 3584 "
+                           "sums 268435456 partials of 16 values, more than the arena's 3840 "
                            "bytes hold"}));
 }
 
@@ -435,14 +439,14 @@ TEST(PlanVerifierTest, MissingBarrier) {
 
 TEST(PlanVerifierTest, GuardedBarrierNeededInShortMode) {
   Plan p = tinyPlan();
-  // In short mode chunk 0 writes partials[0] and wo reads it in the next
-  // wave: a barrier in long mode only leaves them unordered.
+  // In short mode chunk 0 writes the plain output and wo reads it in the
+  // next wave: a barrier in long mode only leaves them unordered.
   p.waves[kAttention].barrier = BarrierKind::GridIfLong;
   std::vector<std::string> errors = verifyPlanAll(p);
   ASSERT_FALSE(errors.empty());
   for (const std::string &e : errors)
     EXPECT_NE(e.find("(short mode)"), std::string::npos) << e;
-  EXPECT_TRUE(hasError(p, {"wave 4 'layer0.wo') reads attn_ws[+0, +",
+  EXPECT_TRUE(hasError(p, {"wave 4 'layer0.wo') reads attn[+0, +",
                            "written by " + named(p, Opcode::Attention, 0),
                            "missing barrier between wave 3 and wave 4 (short mode)"}));
 }
@@ -458,15 +462,19 @@ TEST(PlanVerifierTest, TheMergeWaitsForEveryChunkInLongMode) {
 /// The tiny plan with x0 and qkv tagged (Tagged.h: twice their bytes) and no
 /// grid barrier after the waves that write them: every reader of them waits
 /// for their tags.
+/// tinyPlan with x0, qkv and the attention's output tagged: the attention's
+/// output hands off by tags in short mode, its workspace behind a grid
+/// barrier in long mode.
 Plan taggedTinyPlan() {
   Plan p = tinyPlan();
   for (Buffer &b : p.buffers)
-    if (b.name == "x0" || b.name == "qkv") {
+    if (b.name == "x0" || b.name == "qkv" || b.name == "attn") {
       b.tagged = true;
       b.bytes *= 2;
     }
   p.waves[kEmbed].barrier = BarrierKind::Tagged;
   p.waves[kQkv].barrier = BarrierKind::Tagged;
+  p.waves[kAttention].barrier = BarrierKind::GridIfLong;
   for (TaskRecord &t : p.tasks) {
     const auto op = static_cast<Opcode>(t.opcode);
     if (op == Opcode::Embed) {
@@ -475,9 +483,9 @@ Plan taggedTinyPlan() {
     } else if (op == Opcode::Gemv && t.wave == kQkv) {
       t.flags |= kFlagTaggedIn0 | kFlagTaggedOut0;
     } else if (op == Opcode::Attention) {
-      t.flags |= kFlagTaggedIn0;
+      t.flags |= kFlagTaggedIn0 | kFlagTaggedOut0;
     } else if (op == Opcode::Gemv && t.wave == kWo) {
-      t.flags |= kFlagTaggedIn1; // The residual, x0.
+      t.flags |= kFlagTaggedIn0 | kFlagTaggedIn1; // The attention's output; the residual, x0.
     }
   }
   return p;
@@ -511,20 +519,31 @@ TEST(PlanVerifierTest, ATaggedReadOfAPlainBuffer) {
   EXPECT_TRUE(hasError(p, {named(p, Opcode::FfnPartial, 0) + " has flags 0x10 that ffn_partial "
                            "does not take"}));
   p = taggedTinyPlan();
-  woOf(p, 1).flags |= kFlagTaggedIn0; // The workspace is not tagged.
-  EXPECT_TRUE(hasError(p, {"(gemv on worker 1, wave 4 'layer0.wo') in[0] A[+2304, +",
-                           "is read or written as tagged values, and buffer 'attn_ws' is not "
+  for (Buffer &b : p.buffers)
+    if (b.name == "attn")
+      b.tagged = false; // Its writers and its reader still take it tagged.
+  EXPECT_TRUE(hasError(p, {"(gemv on worker 1, wave 4 'layer0.wo') in[0] A[+3584, +",
+                           "is read or written as tagged values, and buffer 'attn' is not "
                            "tagged"}));
+}
+
+TEST(PlanVerifierTest, AWorkspaceIsNeverTagged) {
+  Plan p = taggedTinyPlan();
+  for (Buffer &b : p.buffers)
+    if (b.name == "attn_ws")
+      b.tagged = true;
+  EXPECT_TRUE(hasError(p, {"buffer 'attn_ws' is tagged, and a attention_workspace buffer "
+                           "cannot be"}));
 }
 
 TEST(PlanVerifierTest, TagsOrderOnlyTaggedReads) {
   // The workspace is plain: without the grid barrier after the attention
-  // wave, the output projection may read it before it is written.
+  // wave in long mode, the output projection may read it before it is
+  // written. (Short mode reads the tagged output: no barrier needed.)
   Plan p = taggedTinyPlan();
   p.waves[kAttention].barrier = BarrierKind::Tagged;
-  EXPECT_TRUE(hasError(p, {"wave 4 'layer0.wo') reads attn_ws[+0, +",
-                           "written by " + named(p, Opcode::Attention, 0),
-                           "missing barrier between wave 3 and wave 4"}));
+  EXPECT_TRUE(hasError(p, {"wave 4 'layer0.wo') reads attn_ws[+",
+                           "missing barrier between wave 3 and wave 4 (long mode)"}));
 }
 
 TEST(PlanVerifierTest, ATaggedReadOfItsOwnWave) {
@@ -579,8 +598,8 @@ TEST(PlanVerifierTest, AWorkspaceHasOneGeometry) {
   // layout is 96 bytes, the workspace 160.
   Plan p = tinyPlan();
   taskOf(p, Opcode::Attention, 1).geometry = {2, 2, 4, 2};
-  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 1), "out[0]: workspace 'attn_ws'",
-                           "is not the 96 bytes from out[0] that its geometry"}));
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 1), "out[1]: workspace 'attn_ws'",
+                           "is not the 96 bytes from out[1] that its geometry"}));
   // 1 head of dim 8 in 4 chunks, on worker 0 (chunk 0): the same 40 floats
   // (4 x 8 partials, 4 x 2 stats against 2 x 2 x 8 and 2 x 2 x 2), so the
   // size check passes, but the task would index its layer's workspace as
@@ -602,8 +621,8 @@ TEST(PlanVerifierTest, TheOutputProjectionMergesItsLayersPartials) {
   woOf(p, 3).geometry.headDim = 4; // Would weight 4 heads of 4 by 2 heads' stats.
   EXPECT_TRUE(hasError(p, {"merges 16 values of geometry (heads 2 over 1 kv heads of dim 4"}));
   p = tinyPlan();
-  woOf(p, 0).in[0] += 32; // Chunk 0's second head: the long-mode read runs past the workspace.
-  EXPECT_TRUE(hasError(p, {"(gemv on worker 0, wave 4 'layer0.wo') in[0] A[+2336, +160) is not "
+  woOf(p, 0).in[2] += 32; // Chunk 0's second head: the long-mode read runs past the workspace.
+  EXPECT_TRUE(hasError(p, {"(gemv on worker 0, wave 4 'layer0.wo') in[2] A[+2336, +160) is not "
                            "inside one buffer"}));
 }
 

@@ -30,8 +30,9 @@
 //    running max m, sum l = sum exp(s_j - m) and 8 sums per lane of
 //    exp(s_j - m) * V[j] (each rescaled by exp(m_old - m) when m grows).
 // 3. The groups of a warp merge by butterfly, then each head's warps in warp
-//    order through shared memory: partials[c][h] = sum / l, stats[c][h] =
-//    (m, l).
+//    order through shared memory: in short mode the output, sum / l (out[0],
+//    tagged when the plan tags it); in long mode partials[c][h] = sum / l and
+//    stats[c][h] = (m, l) (out[1], the workspace).
 //
 // In the Stream worker a task with kFlagStreamKv, at a step that streams
 // (TaskRecord.h: streamsKvAt), replaces steps 2 and 3 by AttentionStream.cuh:
@@ -207,6 +208,10 @@ __device__ void attendChunk(const AttentionTask &at, const Step &step, float sca
       const float f = expf(w[x * warpStride + d] - top); // 0 for an empty warp.
       l = fmaf(w[x * warpStride + d + 1], f, l);
       sum = fmaf(w[x * warpStride + k], f, sum);
+    }
+    if (!step.longMode) { // The whole attention: the heads' outputs.
+      at.output.store((first + h) * d + k, sum / l);
+      continue;
     }
     at.workspace.store(at.partials(first + h) + k, sum / l);
     if (k == 0) {

@@ -23,11 +23,12 @@ struct AttentionTask {
   uint32_t group;   // G: geo.group() without its zero test (the verifier's kv_heads > 0).
   int32_t jb, je;   // The task's positions.
   plan::AttentionWorkspace workspaceLayout;
-  F32Out workspace; // out[0].
+  F32Out output;    // out[0], short mode: the heads' outputs.
+  F32Out workspace; // out[1], long mode: the chunk's partials and stats (never tagged).
   F32In qkv;        // in[0]: the stacked q|k|v of the position.
-  // Kv head g's rows (position 0) of in[1], in[2] and out[1] (the K cache
-  // again); a position's row is positionStride elements past the one before
-  // (AttentionLayout.h: KvCacheLayout).
+  // Kv head g's rows (position 0) of in[1], in[2] and in[1] again (the K
+  // cache, whose row pos chunk 0 writes); a position's row is positionStride
+  // elements past the one before (AttentionLayout.h: KvCacheLayout).
   const uint16_t *kCache, *vCache;
   uint16_t *kOut;
   uint32_t positionStride;
@@ -55,10 +56,11 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
                        positions.end,
                        plan::AttentionWorkspace::of(geo),
                        out0(a, t, step),
+                       F32Out(a, t.out[1], false, step.tag),
                        in0(a, t, step),
                        arenaBf16(a, t.in[1]) + head,
                        arenaBf16(a, t.in[2]) + head,
-                       arenaBf16(a, t.out[1]) + head,
+                       arenaBf16(a, t.in[1]) + head,
                        cache.positionStride(),
                        a.params + t.param};
 }

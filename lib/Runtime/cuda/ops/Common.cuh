@@ -343,8 +343,8 @@ __device__ __forceinline__ void storeVector(float *at, const float (&x)[kVector]
 }
 
 /// x = the input vector (f32[K] at in[0], plain or tagged; with
-/// kFlagMergeChunks and `chunks` above 1 the attention chunks' partials
-/// merged, TaskRecord.h), normalised
+/// kFlagMergeChunks and `chunks` above 1 the attention chunks' partials at
+/// in[2] merged, TaskRecord.h), normalised
 /// when the task has a norm: x' = x * rsqrt(mean(x^2) + eps) * scale. Written
 /// to xs[K] (shared) as floats, or with `fragments` as a tiled task's B
 /// operand words (storeVector); K must be a multiple of 8. Ends with a
@@ -353,7 +353,8 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
                                     const Step &step, WeightStream &ws, uint32_t k,
                                     uint32_t chunks, float *xs, const Scratch &s,
                                     bool fragments = false) {
-  const F32In in = in0(a, t, step);
+  // Merged chunks come from the workspace at in[2] (never tagged).
+  const F32In in = chunks > 1 ? F32In(a, t.in[2], false, step.tag) : in0(a, t, step);
   const uint64_t norm = t.norm;
   // With one vector of the row per thread (K <= 8 * kThreads), the scale's
   // load is issued first, so its latency overlaps the input's and the
@@ -375,12 +376,8 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
     float x[kVector];
     if (chunks > 1) {
       const uint32_t head = v * kVector / merged.headDim;
-      if (in.isTagged())
-        mergeChunks<kTaggedMergeBatch>(in, v * kVector, k, merged.stats(0, head),
-                                       merged.statsStride(), chunks, x);
-      else
-        mergeChunks<kMergeBatch>(in, v * kVector, k, merged.stats(0, head),
-                                 merged.statsStride(), chunks, x);
+      mergeChunks<kMergeBatch>(in, v * kVector, k, merged.stats(0, head), merged.statsStride(),
+                               chunks, x);
     } else {
       in.load8(v * kVector, x);
     }
