@@ -210,13 +210,13 @@ __device__ void attendChunk(const AttentionTask &at, const Step &step, float sca
       sum = fmaf(w[x * warpStride + k], f, sum);
     }
     if (!step.longMode) { // The whole attention: the heads' outputs.
-      at.output.store((first + h) * d + k, sum / l);
+      at.result.store((first + h) * d + k, sum / l);
       continue;
     }
-    at.workspace.store(at.partials(first + h) + k, sum / l);
+    at.result.store(at.partials(first + h) + k, sum / l);
     if (k == 0) {
-      at.workspace.store(at.stats(first + h), top);
-      at.workspace.store(at.stats(first + h) + 1, l);
+      at.result.store(at.stats(first + h), top);
+      at.result.store(at.stats(first + h) + 1, l);
     }
   }
   blockBarrier();

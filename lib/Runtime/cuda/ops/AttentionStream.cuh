@@ -346,10 +346,10 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
       sum = fmaf(theirs[r * stride + k], f, sum);
       weight = fmaf(theirs[r * stride + d + 1], f, weight);
     }
-    at.workspace.store(at.partials(first + h) + k, sum / weight);
+    at.result.store(at.partials(first + h) + k, sum / weight); // Long mode: the workspace.
     if (k == 0) {
-      at.workspace.store(at.stats(first + h), top);
-      at.workspace.store(at.stats(first + h) + 1, weight);
+      at.result.store(at.stats(first + h), top);
+      at.result.store(at.stats(first + h) + 1, weight);
     }
   }
   blockBarrier();

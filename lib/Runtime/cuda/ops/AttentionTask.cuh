@@ -23,8 +23,10 @@ struct AttentionTask {
   uint32_t group;   // G: geo.group() without its zero test (the verifier's kv_heads > 0).
   int32_t jb, je;   // The task's positions.
   plan::AttentionWorkspace workspaceLayout;
-  F32Out output;    // out[0], short mode: the heads' outputs.
-  F32Out workspace; // out[1], long mode: the chunk's partials and stats (never tagged).
+  // Where the task writes: in short mode out[0], the heads' outputs; in long
+  // mode out[1], the workspace of the chunks' partials and stats (never
+  // tagged). One operand, chosen here: two kept live made the worker spill.
+  F32Out result;
   F32In qkv;        // in[0]: the stacked q|k|v of the position.
   // Kv head g's rows (position 0) of in[1], in[2] and in[1] again (the K
   // cache, whose row pos chunk 0 writes); a position's row is positionStride
@@ -55,8 +57,7 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
                        positions.begin,
                        positions.end,
                        plan::AttentionWorkspace::of(geo),
-                       out0(a, t, step),
-                       F32Out(a, t.out[1], false, step.tag),
+                       step.longMode ? F32Out(a, t.out[1], false, step.tag) : out0(a, t, step),
                        in0(a, t, step),
                        arenaBf16(a, t.in[1]) + head,
                        arenaBf16(a, t.in[2]) + head,

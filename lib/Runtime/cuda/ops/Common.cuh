@@ -353,8 +353,11 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
                                     const Step &step, WeightStream &ws, uint32_t k,
                                     uint32_t chunks, float *xs, const Scratch &s,
                                     bool fragments = false) {
-  // Merged chunks come from the workspace at in[2] (never tagged).
-  const F32In in = chunks > 1 ? F32In(a, t.in[2], false, step.tag) : in0(a, t, step);
+  const F32In in = in0(a, t, step);
+  // Merged chunks come from the workspace at in[2], never tagged: a separate
+  // operand, so that its merge compiles without the tagged loads (one F32In
+  // for both, tagged or not, made the worker spill).
+  const F32In workspace(a, t.in[2], /*tagged=*/false, step.tag);
   const uint64_t norm = t.norm;
   // With one vector of the row per thread (K <= 8 * kThreads), the scale's
   // load is issued first, so its latency overlaps the input's and the
@@ -376,8 +379,8 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
     float x[kVector];
     if (chunks > 1) {
       const uint32_t head = v * kVector / merged.headDim;
-      mergeChunks<kMergeBatch>(in, v * kVector, k, merged.stats(0, head), merged.statsStride(),
-                               chunks, x);
+      mergeChunks<kMergeBatch>(workspace, v * kVector, k, merged.stats(0, head),
+                               merged.statsStride(), chunks, x);
     } else {
       in.load8(v * kVector, x);
     }
