@@ -213,24 +213,16 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
         r.out[1] = at(s.output2);
         r.aux[1] = s.vRowBegin;
       }
-      if (s.mergeChunks) {
-        r.flags |= plan::kFlagMergeChunks;
-        r.in[2] = at(s.input2); // The attention's workspace (long mode).
-      }
-      // A merging Gemv weights each head's chunks by their statistics: it
-      // carries its attention's whole geometry.
-      if (s.kind == StageKind::Gemv &&
-          !geometryOf(s, s.mergeChunks, s.vCacheWrite || s.mergeChunks, s.mergeChunks,
-                      r.geometry))
+      if (s.kind == StageKind::Gemv && !geometryOf(s, false, s.vCacheWrite, false, r.geometry))
         return false;
       if (s.kind == StageKind::LmHead) {
         r.out[1] = at(s.output2);
         r.aux[1] = t.aux1;
       }
       if (s.siluMul) {
-        if (s.residual.valid() || s.vCacheWrite || s.mergeChunks || s.matrix.size() != 2) {
-          diags.error(s.loc, "stage '" + s.name + "': a SiLU*up GEMV with a residual, a V cache "
-                             "write or merged chunks is not supported");
+        if (s.residual.valid() || s.vCacheWrite || s.matrix.size() != 2) {
+          diags.error(s.loc, "stage '" + s.name + "': a SiLU*up GEMV with a residual or a V "
+                             "cache write is not supported");
           return false;
         }
         r.flags = 0;
@@ -263,6 +255,13 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
         r.flags |= plan::kFlagStreamKv;
       break;
     }
+    case StageKind::MergeAttention:
+      r.in[0] = at(s.input);  // The workspace.
+      r.out[0] = at(s.output); // The attention's output.
+      r.aux[0] = s.units;
+      if (!geometryOf(s, true, true, true, r.geometry))
+        return false;
+      break;
     case StageKind::FfnPartial:
       r.in[0] = at(s.input);
       r.out[0] = at(s.output);

@@ -15,6 +15,7 @@ const char *tir::stageKindName(StageKind kind) {
   case StageKind::Rope: return "rope";
   case StageKind::Attention: return "attention";
   case StageKind::AttentionChunks: return "attention_chunks";
+  case StageKind::MergeAttention: return "merge_attention";
   case StageKind::SiluMul: return "silu_mul";
   case StageKind::Add: return "add";
   case StageKind::Argmax: return "argmax";
@@ -34,6 +35,7 @@ bool tir::stageOpcode(const Stage &s, plan::Opcode &opcode) {
     return true;
   case StageKind::LmHead: opcode = plan::Opcode::LmHead; return true;
   case StageKind::AttentionChunks: opcode = plan::Opcode::Attention; return true;
+  case StageKind::MergeAttention: opcode = plan::Opcode::MergeAttention; return true;
   case StageKind::FfnPartial: opcode = plan::Opcode::FfnPartial; return true;
   case StageKind::ReduceResidual: opcode = plan::Opcode::ReduceResidual; return true;
   case StageKind::RmsNorm:
@@ -109,13 +111,11 @@ void tir::printModule(const Module &m, llvm::raw_ostream &os) {
       os << " silu_mul";
     if (s.vCacheWrite)
       os << " v_cache_from_row=" << s.vRowBegin;
-    if (s.mergeChunks)
-      os << " merge_chunks=" << s.chunks;
     if (s.tiled)
       os << " tiled";
     if (s.heads)
       os << " heads=" << s.heads << " kv_heads=" << s.kvHeads << " head_dim=" << s.headDim;
-    if (s.kind == StageKind::AttentionChunks)
+    if (s.kind == StageKind::AttentionChunks || s.kind == StageKind::MergeAttention)
       os << " chunks=" << s.chunks;
     if (s.hasRope)
       os << " rope";

@@ -21,7 +21,8 @@
 //    A tiled stage (tile-weights) is cut the same way in units of an octet
 //    (8 rows, or 8 units of a SiLU*up stage): every task's rows whole octets.
 // 3. Stages whose tasks are not row ranges: Select (one task per worker) and
-//    attention (one per (kv head, chunk)).
+//    attention (one per (kv head, chunk)). The attention's merge takes the
+//    output rows of one kv head's group of heads a task.
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Passes/Passes.h"
@@ -73,6 +74,12 @@ public:
             s.tasks.push_back(t);
           }
         continue;
+      case StageKind::MergeAttention: {
+        const uint64_t group = uint64_t(s.heads / s.kvHeads) * s.headDim;
+        for (unsigned g = 0; g < s.kvHeads; ++g)
+          s.tasks.push_back(Task(g * group, (g + 1) * group));
+        continue;
+      }
       case StageKind::Embed:
       case StageKind::Gemv:
       case StageKind::LmHead:

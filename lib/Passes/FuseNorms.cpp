@@ -37,7 +37,7 @@ public:
       for (unsigned r : readers) {
         const Stage &s = m.stages[r];
         fusable &= (s.kind == StageKind::Gemv || s.kind == StageKind::LmHead) &&
-                   sameSlice(s.input, norm.output) && s.norm < 0 && !s.mergeChunks &&
+                   sameSlice(s.input, norm.output) && s.norm < 0 &&
                    !(s.residual.valid() && s.residual.buffer == norm.output.buffer);
       }
       if (!fusable)

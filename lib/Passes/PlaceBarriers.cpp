@@ -14,8 +14,8 @@
 //    row by row).
 // 3. An access happens in short steps, long steps or both: a chunked
 //    attention writes its output in short mode and its workspace in long
-//    mode, and the output projection reads them likewise (split-attention);
-//    every other access is in both. Each mode has its own open phase, and
+//    mode, and its merge reads the workspace and writes the output in long
+//    mode only (split-attention); every other access is in both. Each mode has its own open phase, and
 //    two accesses conflict only in a mode they share.
 // 4. Before stage B, in each mode: if B conflicts with the mode's open
 //    phase, that mode needs a barrier, unless every conflict is a read of a
@@ -80,17 +80,9 @@ std::vector<Access> untaggedAccessesOf(const Stage &s) {
     write(s.output, false, kShort);
     write(s.output2, false, kLong);
     break;
-  case StageKind::Gemv:
-    if (s.mergeChunks) { // The attention's output, or its workspace merged.
-      read(s.input, false, kShort);
-      read(s.input2, false, kLong);
-    } else {
-      read(s.input);
-      read(s.input2);
-    }
-    read(s.residual);
-    write(s.output);
-    write(s.output2);
+  case StageKind::MergeAttention: // Long mode only.
+    read(s.input, false, kLong);
+    write(s.output, false, kLong);
     break;
   default:
     read(s.input);

@@ -14,14 +14,20 @@
 //    context) chunk 0 does the whole attention and the other chunks do
 //    nothing; in long mode each chunk attends over its own positions and
 //    writes its output with its softmax statistics (max, sum).
-// 3. The consumer of the attention's output (the Wo GEMV) reads it in short
-//    mode, where chunk 0 writes it whole; in long mode it reads the C partial
-//    outputs instead and merges them by their statistics (merge_chunks), in a
-//    fixed order; it carries the attention's geometry for that. So in short
-//    mode the output may hand off by tags (tag-hand-offs) and only a long-mode
-//    step needs a grid barrier after the attention (place-barriers:
-//    grid_if_long; the 1B 1.9% faster at context 1 than behind a grid barrier
-//    in every mode, docs/PERFORMANCE.md, step 20).
+// 3. In short mode chunk 0 writes the attention's output whole; in long mode
+//    the chunks write their partial outputs and statistics to a workspace,
+//    and a MergeAttention stage right after merges them by their statistics,
+//    in a fixed order, into the output (its tasks do nothing in short mode).
+//    So the consumer of the output (the Wo GEMV) reads one vector in both
+//    modes, which may hand off by tags (tag-hand-offs); only the merge's
+//    read of the workspace needs a grid barrier, in long mode (place-barriers:
+//    grid_if_long). Behind a grid barrier in every mode the 1B was 1.9%
+//    slower at context 1 (docs/PERFORMANCE.md, step 20); with every output
+//    projection task merging all chunks itself, its wave took about 4 us a
+//    layer more above 128 positions (step 14).
+// 4. The merge: one task per kv head (its group's heads), on the last
+//    workers (assign-workers), which the weight waves leave idle or least
+//    busy: its loads do not wait behind a full ring's copies.
 //
 // Each layer has its own attention workspace (partials, statistics), so that
 // every element of a step has exactly one writer. The scores never leave the
@@ -76,22 +82,18 @@ public:
       int workspace =
           m.addBuffer(prefix + "attention_workspace", plan::BufferKind::AttentionWorkspace, bytes);
 
-      // The attention's reader merges the partial outputs in long mode.
-      for (unsigned r : readersOf(m, attn.output.buffer)) {
-        Stage &s = m.stages[r];
-        if (s.kind != StageKind::Gemv || !sameSlice(s.input, attn.output) || s.norm >= 0 ||
-            s.input2.valid()) {
-          diags.error(s.loc, "the attention output must feed one GEMV (the output "
-                             "projection), which merges the chunks' partial outputs");
-          return false;
-        }
-        s.input2 = Slice{workspace, 0, ws.elements()};
-        s.mergeChunks = true;
-        s.chunks = chunks;
-        s.heads = attn.heads;
-        s.kvHeads = attn.kvHeads;
-        s.headDim = attn.headDim;
-      }
+      Stage merge;
+      merge.kind = StageKind::MergeAttention;
+      merge.name = attn.name + "_merge";
+      merge.layer = attn.layer;
+      merge.loc = attn.loc;
+      merge.input = Slice{workspace, 0, ws.elements()};
+      merge.output = attn.output;
+      merge.heads = attn.heads;
+      merge.kvHeads = attn.kvHeads;
+      merge.headDim = attn.headDim;
+      merge.chunks = chunks;
+      merge.units = q;
 
       Stage chunked = std::move(attn);
       chunked.kind = StageKind::AttentionChunks;
@@ -103,6 +105,7 @@ public:
       chunked.output2 = Slice{workspace, 0, ws.elements()}; // Long mode.
       chunked.output3 = Slice();
       out.push_back(std::move(chunked));
+      out.push_back(std::move(merge));
       count("attentions-split");
       count("attention-tasks", uint64_t(chunks) * attn.kvHeads);
     }

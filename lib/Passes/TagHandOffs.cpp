@@ -15,7 +15,7 @@
 //    operand whose executors read or write tagged values: Embed's output;
 //    a Gemv's (GateUp's) input, residual and output; LmHead's input; an
 //    attention's q|k|v input and its output (which it writes in short
-//    mode). Never an attention's workspace (long mode's chunk partials):
+//    mode, its merge in long mode). Never an attention's workspace (long mode's chunk partials):
 //    every output-projection task merges all chunks' partials, and tagged
 //    ones took 2.7 times as long on the H200 (docs/PERFORMANCE.md, step 8),
 //    so a long-mode step keeps a grid barrier after the attention.
@@ -48,6 +48,7 @@ void slicesOf(const Stage &s, std::vector<const Slice *> &taggable,
   case StageKind::Gemv: can = {&s.input, &s.residual, &s.output}; break;
   case StageKind::LmHead: can = {&s.input}; break;
   case StageKind::AttentionChunks: can = {&s.input, &s.output}; break; // Not the workspace.
+  case StageKind::MergeAttention: can = {&s.output}; break;
   default: break;
   }
   for (const Slice *sl : all) {

@@ -95,7 +95,6 @@ std::string flagsText(uint16_t flags) {
     const char *name;
   } known[] = {{kFlagResidual, "residual"},
                {kFlagVCache, "vcache"},
-               {kFlagMergeChunks, "merge_chunks"},
                {kFlagRecord, "record"},
                {kFlagTaggedIn0, "tagged_in0"},
                {kFlagTaggedIn1, "tagged_in1"},

@@ -29,9 +29,9 @@
 //    same geometry, and the workspace is AttentionWorkspace's size; every K/V
 //    cache holds max context rows of its tasks' row width, and every task that
 //    reads or writes it has the same kv heads and head_dim (the caches are
-//    head-major, AttentionLayout.h: KvCacheLayout); a kFlagMergeChunks
-//    Gemv reads at in[2] the partials of a workspace whose geometry it
-//    carries (all four fields; heads x head_dim columns).
+//    head-major, AttentionLayout.h: KvCacheLayout); a MergeAttention task
+//    reads the partials of a workspace whose geometry it carries (all four
+//    fields), and writes whole heads of its output.
 // f. Hazards (if all of the above hold), per mode over one step: the last
 //    wave's grid barrier orders everything across steps. Accesses go to
 //    domains: arena bytes; "row pos" of the caches.
@@ -93,7 +93,8 @@ std::string geometryText(const HeadGeometry &g) {
 
 bool isRowTask(Opcode op) {
   return op == Opcode::Embed || op == Opcode::Gemv || op == Opcode::GateUp ||
-         op == Opcode::FfnPartial || op == Opcode::ReduceResidual || op == Opcode::LmHead;
+         op == Opcode::FfnPartial || op == Opcode::ReduceResidual || op == Opcode::LmHead ||
+         op == Opcode::MergeAttention;
 }
 
 /// The access model's view of one mode: every access, with its task and (after
@@ -268,8 +269,9 @@ void Verifier::checkTask(size_t index) {
 
   // The tagged operands each opcode's executors implement (Tagged.h).
   uint16_t allowed = op == Opcode::SelectToken ? kFlagRecord
-                     : op == Opcode::Gemv      ? kFlagResidual | kFlagVCache | kFlagMergeChunks |
-                                                kTaggedFlags | kFlagTiledWeights
+                     : op == Opcode::Gemv      ? kFlagResidual | kFlagVCache | kTaggedFlags |
+                                                kFlagTiledWeights
+                     : op == Opcode::MergeAttention ? kFlagTaggedOut0
                      : op == Opcode::GateUp ? kFlagTaggedIn0 | kFlagTaggedOut0 | kFlagTiledWeights
                      : op == Opcode::Attention ? kFlagTaggedIn0 | kFlagTaggedOut0 | kFlagStreamKv
                      : op == Opcode::LmHead ? kFlagTaggedIn0
@@ -317,8 +319,7 @@ void Verifier::checkTask(size_t index) {
        op == Opcode::SelectToken || attention || op == Opcode::ReduceResidual ||
            (t.flags & kFlagResidual),
        t.in[1] != kNone},
-      {"in[2]", attention || (op == Opcode::Gemv && (t.flags & kFlagMergeChunks)),
-       t.in[2] != kNone},
+      {"in[2]", attention, t.in[2] != kNone},
       {"out[0]", op != Opcode::Nop, t.out[0] != kNone},
       {"out[1]",
        attention || op == Opcode::LmHead ||
@@ -375,6 +376,17 @@ void Verifier::checkTask(size_t index) {
       error(who + " is chunk " + num(t.aux[1]) + " of its " + num(g.chunks));
     break;
   }
+  case Opcode::MergeAttention: {
+    // Whole heads of the output (its geometry checked below).
+    const HeadGeometry &g = t.geometry;
+    if (t.aux[0] != g.qRows())
+      error(who + " merges an output of " + num(t.aux[0]) + " values; its geometry (" +
+            geometryText(g) + ") has " + num(g.qRows()));
+    else if (t.rowEnd > t.aux[0] || (g.headDim && (t.rowBegin % g.headDim || t.rowEnd % g.headDim)))
+      error(who + " rows [" + num(t.rowBegin) + ", " + num(t.rowEnd) +
+            ") are not whole heads of dim " + num(g.headDim) + " inside its " + num(t.aux[0]));
+    break;
+  }
   case Opcode::FfnPartial:
     if (t.aux[0] == 0)
       error(who + " has hidden size 0 (aux[0])");
@@ -406,8 +418,8 @@ void Verifier::checkGeometry(size_t index) {
   const auto op = static_cast<Opcode>(t.opcode);
   const bool attention = op == Opcode::Attention;
   const bool vcache = op == Opcode::Gemv && (t.flags & kFlagVCache);
-  const bool merge = op == Opcode::Gemv && (t.flags & kFlagMergeChunks);
-  // A merging Gemv weights each head's chunks: it carries its attention's geometry.
+  const bool merge = op == Opcode::MergeAttention;
+  // The merge weights each head's chunks: it carries its attention's geometry.
   const bool usesHeads = attention || merge, usesRow = attention || vcache || merge,
              usesChunks = attention || merge;
   std::string who = describe(index);
@@ -749,19 +761,19 @@ void Verifier::checkLayers() {
   }
   for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {
     const TaskRecord &t = plan.tasks[i];
-    if (static_cast<Opcode>(t.opcode) != Opcode::Gemv || !(t.flags & kFlagMergeChunks))
+    if (static_cast<Opcode>(t.opcode) != Opcode::MergeAttention)
       continue;
-    int64_t home = homeOf(t.in[2]);
+    int64_t home = homeOf(t.in[0]);
     auto it = workspaces.find(home);
     if (it == workspaces.end()) {
-      error(describe(i) + " in[2]: merges the partials of a buffer no attention task writes");
+      error(describe(i) + " in[0]: merges the partials of a buffer no attention task writes");
       continue;
     }
     const HeadGeometry &g = it->second.first;
     const Buffer &b = plan.buffers[home];
-    if (t.in[2] != b.offset || t.aux[0] != g.qRows() || !sameGeometry(t.geometry, g))
+    if (t.in[0] != b.offset || t.aux[0] != g.qRows() || !sameGeometry(t.geometry, g))
       error(describe(i) + " merges " + num(t.aux[0]) + " values of geometry (" +
-            geometryText(t.geometry) + ") at '" + b.name + "'[+" + num(t.in[2] - b.offset) +
+            geometryText(t.geometry) + ") at '" + b.name + "'[+" + num(t.in[0] - b.offset) +
             "], but its partials are " + num(g.qRows()) + " values of geometry (" +
             geometryText(g) + ") at [+0] (" + describe(it->second.second) + ")");
   }

@@ -96,6 +96,7 @@ private:
   void embed();
   void gemv(bool lmHead);
   void attention();
+  void mergeAttention();
   void gateUp();
   void ffnPartial();
   void reduceResidual();
@@ -128,17 +129,7 @@ void AccessListBuilder::gemv(bool lmHead) {
   weights(Operand::Weight, t.weight, mul(mul(rows, k), kW));
   if (t.norm != kNone)
     weights(Operand::Norm, t.norm, mul(k, kW));
-  if (!lmHead && (t.flags & kFlagMergeChunks)) {
-    // Short mode: the attention's output. Long mode: every chunk's partials
-    // and stats in its workspace, which follow them (AttentionLayout.h).
-    if (isLong)
-      plain(Operand::In2, false, t.in[2], mul(AttentionWorkspace::of(t.geometry).elements(), kA),
-            BufferKind::AttentionWorkspace);
-    else
-      plain(Operand::In0, false, t.in[0], mul(k, eIn0), BufferKind::Activation);
-  } else {
-    plain(Operand::In0, false, t.in[0], mul(k, eIn0), BufferKind::Activation);
-  }
+  plain(Operand::In0, false, t.in[0], mul(k, eIn0), BufferKind::Activation);
   if (!lmHead && (t.flags & kFlagResidual))
     plain(Operand::In1, false, add(t.in[1], eIn1 * t.rowBegin), eIn1 * rows,
           BufferKind::Activation);
@@ -196,6 +187,17 @@ void AccessListBuilder::attention() {
         BufferKind::AttentionWorkspace);
 }
 
+void AccessListBuilder::mergeAttention() {
+  if (!isLong)
+    return; // Short mode: the attention's chunk 0 wrote the output.
+  // Every chunk's partials and stats (the rows' heads' among them: the
+  // conservative superset), then the task's rows of the output.
+  plain(Operand::In0, false, t.in[0], mul(AttentionWorkspace::of(t.geometry).elements(), kA),
+        BufferKind::AttentionWorkspace);
+  plain(Operand::Out0, true, add(t.out[0], mul(eOut0, t.rowBegin)),
+        mul(eOut0, uint64_t(t.rowEnd) - t.rowBegin), BufferKind::Activation);
+}
+
 void AccessListBuilder::gateUp() {
   uint64_t k = t.aux[0], rows = t.rowEnd - t.rowBegin;
   // Gate rows, then up rows (Execution.h: streamSegmentCount).
@@ -233,6 +235,7 @@ void AccessListBuilder::run() {
   case Opcode::Gemv: return gemv(false);
   case Opcode::LmHead: return gemv(true);
   case Opcode::Attention: return attention();
+  case Opcode::MergeAttention: return mergeAttention();
   case Opcode::GateUp: return gateUp();
   case Opcode::FfnPartial: return ffnPartial();
   case Opcode::ReduceResidual: return reduceResidual();

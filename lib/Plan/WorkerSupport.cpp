@@ -66,10 +66,14 @@ std::string problem(const TaskRecord &t, const WorkerLimits &limits, const Strea
         limits.headDims.end())
       return "head_dim " + std::to_string(g.headDim) + ": the worker supports " +
              list(limits.headDims);
-    if (misaligned(t.in[1]) || misaligned(t.in[2]) || misaligned(t.out[1]))
+    if (misaligned(t.in[1]) || misaligned(t.in[2]))
       return "its K/V cache is not " + std::to_string(vectorBytes) + "-byte aligned";
     break;
   }
+  case Opcode::MergeAttention: // A thread merges vectors of a head.
+    if (notVectors(t.geometry.headDim))
+      return "head_dim " + std::to_string(t.geometry.headDim) + ": the merge needs " + vectors;
+    break;
   case Opcode::Nop:
   case Opcode::SelectToken:
   case Opcode::ReduceResidual:

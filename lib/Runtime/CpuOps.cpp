@@ -90,7 +90,7 @@ F32Operand in1(const TaskContext &c, const TaskRecord &t) {
 F32Operand out0(const TaskContext &c, const TaskRecord &t) {
   return F32Operand(c, t, t.out[0], t.flags & plan::kFlagTaggedOut0);
 }
-/// An attention's workspace (never tagged): its out[1], a merging Gemv's in[2].
+/// An attention's workspace (never tagged): its out[1], its merge's in[0].
 F32Operand workspace(const TaskContext &c, const TaskRecord &t, uint64_t offset) {
   return F32Operand(c, t, offset, false);
 }
@@ -222,35 +222,10 @@ void cpu::runEmbed(const TaskContext &c, const TaskRecord &t) {
 }
 
 namespace {
-/// The Gemv input: one vector, or the attention chunks' partials merged by
-/// their statistics (TaskRecord.h).
+/// The Gemv input, normalised where the task has a norm.
 void gemvInput(const TaskContext &c, const TaskRecord &t, std::vector<float> &x) {
   uint32_t k = t.aux[0];
-  if (!(t.flags & plan::kFlagMergeChunks) || !c.longMode) {
-    normalizeInput(c, t, in0(c, t).read(0, k).data(), k, x);
-    return;
-  }
-  const F32Operand in = workspace(c, t, t.in[2]);
-  const plan::HeadGeometry &g = t.geometry;
-  const plan::AttentionWorkspace ws = plan::AttentionWorkspace::of(g);
-  std::vector<float> merged(k), weights(g.chunks);
-  for (uint32_t h = 0; h < g.heads; ++h) {
-    float m = -INFINITY, l = 0;
-    for (uint32_t ch = 0; ch < g.chunks; ++ch)
-      m = std::max(m, in[ws.stats(ch, h)]);
-    for (uint32_t ch = 0; ch < g.chunks; ++ch) {
-      const uint64_t st = ws.stats(ch, h);
-      weights[ch] = in[st + 1] * std::exp(in[st] - m);
-      l += weights[ch];
-    }
-    for (uint32_t i = 0; i < g.headDim; ++i) {
-      float sum = 0;
-      for (uint32_t ch = 0; ch < g.chunks; ++ch)
-        sum += weights[ch] * in[ws.partials(ch, h) + i];
-      merged[h * g.headDim + i] = sum / l;
-    }
-  }
-  normalizeInput(c, t, merged.data(), k, x);
+  normalizeInput(c, t, in0(c, t).read(0, k).data(), k, x);
 }
 
 /// The rows of a Gemv's or GateUp's weights: row j of the task's slice
@@ -377,6 +352,31 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
       ws.set(s.ws.partials(s.chunk, h) + i, out[i]);
     ws.set(s.ws.stats(s.chunk, h), m);
     ws.set(s.ws.stats(s.chunk, h) + 1, l);
+  }
+}
+
+void cpu::runMergeAttention(const TaskContext &c, const TaskRecord &t) {
+  if (!c.longMode)
+    return; // The attention's chunk 0 wrote the output.
+  const F32Operand in = workspace(c, t, t.in[0]), y = out0(c, t);
+  const plan::HeadGeometry &g = t.geometry;
+  const plan::AttentionWorkspace ws = plan::AttentionWorkspace::of(g);
+  std::vector<float> weights(g.chunks);
+  for (uint32_t h = t.rowBegin / g.headDim; h < t.rowEnd / g.headDim; ++h) {
+    float m = -INFINITY, l = 0;
+    for (uint32_t ch = 0; ch < g.chunks; ++ch)
+      m = std::max(m, in[ws.stats(ch, h)]);
+    for (uint32_t ch = 0; ch < g.chunks; ++ch) {
+      const uint64_t st = ws.stats(ch, h);
+      weights[ch] = in[st + 1] * std::exp(in[st] - m);
+      l += weights[ch];
+    }
+    for (uint32_t i = 0; i < g.headDim; ++i) {
+      float sum = 0;
+      for (uint32_t ch = 0; ch < g.chunks; ++ch)
+        sum += weights[ch] * in[ws.partials(ch, h) + i];
+      y.set(uint64_t(h) * g.headDim + i, sum / l);
+    }
   }
 }
 

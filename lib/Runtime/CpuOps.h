@@ -51,6 +51,7 @@ void runEmbed(const TaskContext &c, const plan::TaskRecord &t);
 void runGemv(const TaskContext &c, const plan::TaskRecord &t);
 void runLmHead(const TaskContext &c, const plan::TaskRecord &t);
 void runAttention(const TaskContext &c, const plan::TaskRecord &t);
+void runMergeAttention(const TaskContext &c, const plan::TaskRecord &t);
 void runFfnPartial(const TaskContext &c, const plan::TaskRecord &t);
 void runReduceResidual(const TaskContext &c, const plan::TaskRecord &t);
 void runGateUp(const TaskContext &c, const plan::TaskRecord &t);

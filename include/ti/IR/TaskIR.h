@@ -66,6 +66,7 @@ enum class StageKind : uint8_t {
   Rope,            // Removed by fuse-epilogues (into Attention).
   Attention,       // Replaced by split-attention.
   AttentionChunks, // Attention over chunks of the context, one task per (kv head, chunk).
+  MergeAttention,  // Long mode: the chunks' partials merged into the attention's output.
   SiluMul,         // Removed by fuse-epilogues (into the gate/up Gemv).
   Add,             // Removed by fuse-epilogues (a residual of a Gemv).
   Argmax,          // Removed by fuse-epilogues (candidates of the lm_head).
@@ -110,7 +111,6 @@ struct Stage {
   bool siluMul = false;       // Gemv over [gate; up]: writes silu(gate) * up.
   bool vCacheWrite = false;   // Gemv: rows >= vRowBegin go to the V cache (output2).
   uint64_t vRowBegin = 0;
-  bool mergeChunks = false;   // Gemv: input is the attention partials.
   bool tiled = false;         // Gemv: weights in octet tiles (tile-weights).
   // Attention.
   unsigned heads = 0, kvHeads = 0, headDim = 0, chunks = 1;

@@ -1,9 +1,8 @@
 //===- AttentionLayout.h - Where a layer's attention data lives -*- C++ -*-===//
 //
-// The attention workspace of one layer: what the attention tasks write and
-// the output projection (a kFlagMergeChunks Gemv) reads, as TaskRecord.h
-// specifies. One definition for the compiler (which sizes the buffer and points
-// the projection at the partials), the access model (which checks every byte),
+// The attention workspace of one layer: what the attention tasks write in
+// long mode and its MergeAttention tasks read, as TaskRecord.h specifies. One
+// definition for the compiler (which sizes the buffer), the access model (which checks every byte),
 // the CPU executor and the CUDA worker (which index it): host and device code
 // alike. Offsets are in f32 elements from the workspace's start.
 //

@@ -145,6 +145,7 @@ TI_HOST_DEVICE constexpr uint32_t streamSegmentCount(Opcode opcode) {
   case Opcode::SelectToken:
   case Opcode::Embed:
   case Opcode::Attention:
+  case Opcode::MergeAttention:
   case Opcode::ReduceResidual: return 0;
   }
   return 0;

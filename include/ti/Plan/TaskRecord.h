@@ -29,13 +29,7 @@
 //               out[0]. aux[0] = hidden, aux[1] = vocab (the table's rows).
 // Gemv          y = W x' over rows [rowBegin, rowEnd) of a row-major bf16 matrix
 //               whose row rowBegin starts at `weight` (K = aux[0] columns):
-//                 x  = f32[K] at in[0]; with kFlagMergeChunks, in[0] is an
-//                      attention's output y (below) and in[2] its workspace,
-//                      of the task's geometry: in short mode x = y; in long
-//                      mode x is the workspace's merged output: for each head
-//                      h (x[h*D + d]), with the chunks' stats (m_c, l_c) of
-//                      h, M = max_c m_c, w_c = l_c * exp(m_c - M), x = sum_c
-//                      w_c * partials[c][h] / sum_c w_c (chunks in order);
+//                 x  = f32[K] at in[0];
 //                 x' = x * rsqrt(mean(x^2) + eps) * scale if norm != kNone
 //                      (scale bf16[K] at `norm`, eps = params[param]), else x;
 //                 y[i] = dot(W[i], x') (+ f32 in[1][i] with kFlagResidual),
@@ -48,7 +42,7 @@
 //               in[1] = this layer's K cache, in[2] its V cache (bf16
 //               [kvHeads][maxCtx][D]: AttentionLayout.h, KvCacheLayout);
 //               out[0] = the attention's output y (f32[Q]); out[1] = the
-//               attention workspace (below). params[param] = the softmax scale, then D/2 RoPE
+//               attention workspace (below), which MergeAttention reads. params[param] = the softmax scale, then D/2 RoPE
 //               inverse frequencies. RoPE rotates pairs (i, i + D/2) by angle
 //               float(pos) * invFreq[i]. The chunk-0 task writes bf16(rot(k_g))
 //               to row pos of the K cache at in[1]; a task that needs position pos uses that
@@ -66,6 +60,14 @@
 //               workspace, which is never tagged. Its layout is
 //               AttentionWorkspace (AttentionLayout.h): f32 partials
 //               [C][H][D], then stats [C][H][2].
+// MergeAttention  Long mode only (a short-mode task does nothing: the
+//               attention's chunk 0 wrote y): rows [rowBegin, rowEnd) of the
+//               attention's output y (f32 out[0], Q = aux[0] values; whole
+//               heads) merged from the workspace at in[0] (never tagged) of
+//               the task's geometry: for each head h (y[h*D + d]), with the
+//               chunks' stats (m_c, l_c) of h, M = max_c m_c, w_c = l_c *
+//               exp(m_c - M), y = sum_c w_c * partials[c][h] / sum_c w_c
+//               (chunks in order).
 // FfnPartial    Units (intermediate rows) u in [rowBegin, rowEnd), n of them. x =
 //               f32[H] at in[0] (H = aux[0]), normalised with the scale at `norm`
 //               and eps = params[param]. `weight` holds three bf16 [n][H] blocks:
@@ -98,12 +100,12 @@
 // it; a writer stores the step's tag with each value, a reader uses an
 // element once it carries the step's tag. Which opcodes take which: Embed
 // out[0]; Gemv in[0], in[1] (with kFlagResidual) and out[0]; GateUp and
-// Attention in[0] and out[0]; LmHead in[0]. A tagged operand lives in a
+// Attention in[0] and out[0]; MergeAttention out[0]; LmHead in[0]. A tagged operand lives in a
 // tagged buffer and a plain one in a plain buffer.
 //
-// `geometry` is all zero in the tasks that do not use it; the attention tasks
-// and a kFlagMergeChunks Gemv use all four fields (the merging Gemv its
-// attention's), a kFlagVCache Gemv kvHeads and headDim (the V row's width).
+// `geometry` is all zero in the tasks that do not use it; the attention and
+// MergeAttention tasks use all four fields (the merge its attention's), a
+// kFlagVCache Gemv kvHeads and headDim (the V row's width).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_PLAN_TASKRECORD_H
@@ -155,7 +157,7 @@ constexpr uint32_t kMaxEndTokens = 8;
 enum TaskFlags : uint16_t {
   kFlagResidual = 1 << 0,    // Gemv: add in[1].
   kFlagVCache = 1 << 1,      // Gemv: rows >= aux[1] also go to the V cache.
-  kFlagMergeChunks = 1 << 2, // Gemv: in[0] is an attention's output, in[2] its workspace.
+  // 1 << 2 was kFlagMergeChunks (format 4; MergeAttention merges now): never reuse it.
   kFlagRecord = 1 << 3,      // SelectToken: write the StepState.
   kFlagTaggedIn0 = 1 << 4,   // in[0] holds tagged f32 (Tagged.h): wait for this step's tags.
   kFlagTaggedIn1 = 1 << 5,   // Gemv: in[1], the residual, likewise.
@@ -183,7 +185,7 @@ TI_HOST_DEVICE constexpr bool streamsKvRows(uint32_t flags, bool streamKvStep) {
 }
 constexpr uint16_t kTaggedFlags = kFlagTaggedIn0 | kFlagTaggedIn1 | kFlagTaggedOut0;
 constexpr uint16_t kKnownFlags =
-    kFlagResidual | kFlagVCache | kFlagMergeChunks | kFlagRecord | kTaggedFlags | kFlagStreamKv |
+    kFlagResidual | kFlagVCache | kFlagRecord | kTaggedFlags | kFlagStreamKv |
     kFlagTiledWeights;
 
 /// A layer's attention shape, as the tasks that need it carry it: layers may

@@ -153,6 +153,7 @@ TI_HOST_DEVICE constexpr uint32_t opFloatsFor(const TaskRecord &t, uint32_t thre
   case Opcode::Nop:
   case Opcode::SelectToken:
   case Opcode::Embed:
+  case Opcode::MergeAttention: // From L2 to registers to the output.
     return 0;
   }
   return 0;

@@ -223,13 +223,6 @@ __device__ __forceinline__ uint64_t loadRelaxed(const uint64_t *at) {
   return v;
 }
 
-/// `v`, loaded from `at`, once both its tags are the step's (reloaded until).
-__device__ __forceinline__ ulonglong2 waitForTags(const uint64_t *at, ulonglong2 v, StepTag step) {
-  while (step.wait && (plan::tagOf(v.x) != step.tag || plan::tagOf(v.y) != step.tag))
-    v = loadRelaxedPair(at);
-  return v;
-}
-
 /// `v`, loaded from `at`, once its tag is the step's (reloaded until).
 __device__ __forceinline__ uint64_t waitForTag(const uint64_t *at, uint64_t v, StepTag step) {
   while (step.wait && plan::tagOf(v) != step.tag)

@@ -46,6 +46,7 @@
 #include "ops/GateUp.cuh"
 #include "ops/Gemv.cuh"
 #include "ops/LmHead.cuh"
+#include "ops/MergeAttention.cuh"
 #include "ops/Reduce.cuh"
 #include "ops/TiledGemv.cuh"
 

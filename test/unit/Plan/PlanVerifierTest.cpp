@@ -40,7 +40,7 @@ void sortTasks(Plan &p) {
 }
 
 // Waves of the tiny plan.
-enum : uint16_t { kSelect, kEmbed, kQkv, kAttention, kWo, kFfn, kReduce, kLmHead };
+enum : uint16_t { kSelect, kEmbed, kQkv, kAttention, kMerge, kWo, kFfn, kReduce, kLmHead };
 
 // Arena offsets of the tiny plan's buffers.
 constexpr uint64_t kSlots = 0, kPrompt = 256, kState = 512, kCandidates = 1024, kX0 = 1280,
@@ -114,6 +114,7 @@ Plan tinyPlan() {
              {"embed", BarrierKind::Grid},
              {"layer0.qkv", BarrierKind::Grid},
              {"layer0.attention", BarrierKind::Grid},
+             {"layer0.merge", BarrierKind::Grid},
              {"layer0.wo", BarrierKind::Grid},
              {"layer0.ffn", BarrierKind::Grid},
              {"layer0.reduce", BarrierKind::Grid},
@@ -177,19 +178,29 @@ Plan tinyPlan() {
     if (w < 2)
       p.tasks.push_back(a);
 
+    // The long-mode merge of the 2 heads, on the last worker.
+    TaskRecord mg = makeTask(Opcode::MergeAttention, w, kMerge);
+    mg.layer = 0;
+    mg.rowBegin = 0;
+    mg.rowEnd = 16;
+    mg.in[0] = kWorkspace;
+    mg.out[0] = kAttnOut;
+    mg.aux[0] = 16;
+    mg.geometry = {2, 1, 8, 2}; // Its attention's.
+    if (w == 3)
+      p.tasks.push_back(mg);
+
     TaskRecord o = makeTask(Opcode::Gemv, w, kWo);
     o.layer = 0;
-    o.flags = kFlagMergeChunks | kFlagResidual;
+    o.flags = kFlagResidual;
     o.rowBegin = 4 * w;
     o.rowEnd = 4 * w + 4;
     o.weight = 2304 + 4 * w * 32;
     o.weightBytes = 128;
-    o.in[0] = kAttnOut;   // Short mode.
+    o.in[0] = kAttnOut; // The attention's output (its merge's in long mode).
     o.in[1] = kX0;
-    o.in[2] = kWorkspace; // Long mode: the partials, then their stats.
     o.out[0] = kX1;
     o.aux[0] = 16;
-    o.geometry = {2, 1, 8, 2}; // Its attention's.
     p.tasks.push_back(o);
 
     TaskRecord f = makeTask(Opcode::FfnPartial, w, kFfn);
@@ -361,18 +372,17 @@ TEST(PlanVerifierTest, AttentionAccessesDependOnMode) {
   EXPECT_EQ(history->cacheBase, kVCache);
   EXPECT_EQ(history->rowBytes, 16u);
 
-  // The projection reads the attention's output (in[0]) in short mode, every
-  // chunk's partials and stats in the workspace (in[2]) in long mode.
-  auto mergedInput = [&](StepMode mode, Operand op) {
-    for (const Access &a : taskAccesses(p, woOf(p, 2), mode))
+  // The merge reads every chunk's partials and stats and writes the output in
+  // long mode; in short mode it does nothing (chunk 0 wrote the output).
+  auto mergeAccess = [&](StepMode mode, Operand op) {
+    for (const Access &a : taskAccesses(p, taskOf(p, Opcode::MergeAttention, 3), mode))
       if (a.operand == op)
         return std::pair(a.begin, a.end);
     return std::pair(uint64_t(0), uint64_t(0));
   };
-  EXPECT_EQ(mergedInput(StepMode::Short, Operand::In0), std::pair(kAttnOut, kAttnOut + 64));
-  EXPECT_EQ(mergedInput(StepMode::Short, Operand::In2), std::pair(uint64_t(0), uint64_t(0)));
-  EXPECT_EQ(mergedInput(StepMode::Long, Operand::In2), std::pair(kWorkspace, kWorkspace + 160));
-  EXPECT_EQ(mergedInput(StepMode::Long, Operand::In0), std::pair(uint64_t(0), uint64_t(0)));
+  EXPECT_TRUE(taskAccesses(p, taskOf(p, Opcode::MergeAttention, 3), StepMode::Short).empty());
+  EXPECT_EQ(mergeAccess(StepMode::Long, Operand::In0), std::pair(kWorkspace, kWorkspace + 160));
+  EXPECT_EQ(mergeAccess(StepMode::Long, Operand::Out0), std::pair(kAttnOut, kAttnOut + 64));
 }
 
 TEST(PlanVerifierTest, TwoWritersOfOneRow) {
@@ -419,7 +429,7 @@ TEST(PlanVerifierTest, ReadBeforeWrite) {
   ASSERT_EQ(p.tasks[wo].wave, kWo);
   p.tasks[wo].in[1] = kX2; // Reduce writes x2 later, in wave 6.
   EXPECT_TRUE(hasError(p, {"task #" + std::to_string(wo) +
-                           " (gemv on worker 1, wave 4 'layer0.wo')"
+                           " (gemv on worker 1, wave 5 'layer0.wo')"
                            " reads x2[+16, +16) before any task writes it"}));
 }
 
@@ -439,23 +449,26 @@ TEST(PlanVerifierTest, MissingBarrier) {
 
 TEST(PlanVerifierTest, GuardedBarrierNeededInShortMode) {
   Plan p = tinyPlan();
-  // In short mode chunk 0 writes the plain output and wo reads it in the
-  // next wave: a barrier in long mode only leaves them unordered.
+  // In short mode chunk 0 writes the plain output and wo reads it two waves
+  // later (the merge does nothing): barriers in long mode only leave them
+  // unordered.
   p.waves[kAttention].barrier = BarrierKind::GridIfLong;
+  p.waves[kMerge].barrier = BarrierKind::GridIfLong;
   std::vector<std::string> errors = verifyPlanAll(p);
   ASSERT_FALSE(errors.empty());
   for (const std::string &e : errors)
     EXPECT_NE(e.find("(short mode)"), std::string::npos) << e;
-  EXPECT_TRUE(hasError(p, {"wave 4 'layer0.wo') reads attn[+0, +",
+  EXPECT_TRUE(hasError(p, {"wave 5 'layer0.wo') reads attn[+0, +",
                            "written by " + named(p, Opcode::Attention, 0),
-                           "missing barrier between wave 3 and wave 4 (short mode)"}));
+                           "missing barrier between wave 3 and wave 5 (short mode)"}));
 }
 
 TEST(PlanVerifierTest, TheMergeWaitsForEveryChunkInLongMode) {
   Plan p = tinyPlan();
-  // Chunk 1 acts in long mode only; wo then reads its partials and stats.
+  // Chunk 1 acts in long mode only; the merge then reads its partials and
+  // stats.
   p.waves[kAttention].barrier = BarrierKind::None;
-  EXPECT_TRUE(hasError(p, {"reads attn_ws[+64, +64) written by " + named(p, Opcode::Attention, 1),
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::MergeAttention, 3) + " reads attn_ws[+",
                            "missing barrier between wave 3 and wave 4 (long mode)"}));
 }
 
@@ -475,6 +488,7 @@ Plan taggedTinyPlan() {
   p.waves[kEmbed].barrier = BarrierKind::Tagged;
   p.waves[kQkv].barrier = BarrierKind::Tagged;
   p.waves[kAttention].barrier = BarrierKind::GridIfLong;
+  p.waves[kMerge].barrier = BarrierKind::Tagged;
   for (TaskRecord &t : p.tasks) {
     const auto op = static_cast<Opcode>(t.opcode);
     if (op == Opcode::Embed) {
@@ -484,6 +498,8 @@ Plan taggedTinyPlan() {
       t.flags |= kFlagTaggedIn0 | kFlagTaggedOut0;
     } else if (op == Opcode::Attention) {
       t.flags |= kFlagTaggedIn0 | kFlagTaggedOut0;
+    } else if (op == Opcode::MergeAttention) {
+      t.flags |= kFlagTaggedOut0;
     } else if (op == Opcode::Gemv && t.wave == kWo) {
       t.flags |= kFlagTaggedIn0 | kFlagTaggedIn1; // The attention's output; the residual, x0.
     }
@@ -522,7 +538,7 @@ TEST(PlanVerifierTest, ATaggedReadOfAPlainBuffer) {
   for (Buffer &b : p.buffers)
     if (b.name == "attn")
       b.tagged = false; // Its writers and its reader still take it tagged.
-  EXPECT_TRUE(hasError(p, {"(gemv on worker 1, wave 4 'layer0.wo') in[0] A[+3584, +",
+  EXPECT_TRUE(hasError(p, {"(gemv on worker 1, wave 5 'layer0.wo') in[0] A[+3584, +",
                            "is read or written as tagged values, and buffer 'attn' is not "
                            "tagged"}));
 }
@@ -542,7 +558,7 @@ TEST(PlanVerifierTest, TagsOrderOnlyTaggedReads) {
   // written. (Short mode reads the tagged output: no barrier needed.)
   Plan p = taggedTinyPlan();
   p.waves[kAttention].barrier = BarrierKind::Tagged;
-  EXPECT_TRUE(hasError(p, {"wave 4 'layer0.wo') reads attn_ws[+",
+  EXPECT_TRUE(hasError(p, {"wave 4 'layer0.merge') reads attn_ws[+",
                            "missing barrier between wave 3 and wave 4 (long mode)"}));
 }
 
@@ -586,7 +602,7 @@ TEST(PlanVerifierTest, InconsistentGeometry) {
   EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 1),
                            "geometry: 1 kv heads of dim 7 (both positive, the dim even"}));
   p = tinyPlan();
-  woOf(p, 1).geometry.chunks = 5; // wo merges 5 chunks: above split 4.
+  taskOf(p, Opcode::MergeAttention, 3).geometry.chunks = 5; // 5 chunks: above split 4.
   EXPECT_TRUE(hasError(p, {"geometry: 5 chunks, not 1 to the split context 4"}));
   p = tinyPlan();
   taskOf(p, Opcode::Attention, 1).aux[1] = 2; // Chunk 2 of 2.
@@ -611,19 +627,24 @@ TEST(PlanVerifierTest, AWorkspaceHasOneGeometry) {
                            "heads 1 over 1 kv heads of dim 8 in 4 chunks"}));
 }
 
-TEST(PlanVerifierTest, TheOutputProjectionMergesItsLayersPartials) {
+TEST(PlanVerifierTest, TheMergeReadsItsLayersPartials) {
   Plan p = tinyPlan();
-  woOf(p, 2).geometry.chunks = 1; // wo on worker 2 would take chunk 0 alone.
+  auto merge = [](Plan &p) -> TaskRecord & { return taskOf(p, Opcode::MergeAttention, 3); };
+  merge(p).geometry.chunks = 1; // It would take chunk 0 alone.
   EXPECT_TRUE(hasError(p, {"merges 16 values of geometry (heads 2 over 1 kv heads of dim 8 in 1 "
                            "chunks) at 'attn_ws'[+0], but its partials are 16 values of geometry "
                            "(heads 2 over 1 kv heads of dim 8 in 2 chunks) at [+0]"}));
   p = tinyPlan();
-  woOf(p, 3).geometry.headDim = 4; // Would weight 4 heads of 4 by 2 heads' stats.
-  EXPECT_TRUE(hasError(p, {"merges 16 values of geometry (heads 2 over 1 kv heads of dim 4"}));
+  merge(p).geometry.headDim = 4; // Would weight 4 heads of 4 by 2 heads' stats.
+  EXPECT_TRUE(hasError(p, {"merges an output of 16 values; its geometry (heads 2 over 1 kv heads "
+                           "of dim 4"}));
   p = tinyPlan();
-  woOf(p, 0).in[2] += 32; // Chunk 0's second head: the long-mode read runs past the workspace.
-  EXPECT_TRUE(hasError(p, {"(gemv on worker 0, wave 4 'layer0.wo') in[2] A[+2336, +160) is not "
+  merge(p).in[0] += 32; // Chunk 0's second head: the read runs past the workspace.
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::MergeAttention, 3) + " in[0] A[+2336, +160) is not "
                            "inside one buffer"}));
+  p = tinyPlan();
+  merge(p).rowBegin = 4; // Half a head.
+  EXPECT_TRUE(hasError(p, {"rows [4, 16) are not whole heads of dim 8 inside its 16"}));
 }
 
 TEST(PlanVerifierTest, ACacheHoldsMaxContextRowsOfItsWidth) {
@@ -772,7 +793,7 @@ TEST(PlanVerifierTest, UnknownOpcode) {
   size_t i = findTask(p, Opcode::LmHead, 2);
   p.tasks[i].opcode = 42;
   EXPECT_TRUE(hasError(p, {"task #" + std::to_string(i) +
-                           " (opcode 42 on worker 2, wave 7 'lm_head') has an unknown opcode"}));
+                           " (opcode 42 on worker 2, wave 8 'lm_head') has an unknown opcode"}));
 }
 
 TEST(PlanVerifierTest, UnsortedTasks) {
@@ -804,7 +825,7 @@ TEST(PlanVerifierTest, FlagTheOpcodeDoesNotTake) {
 TEST(PlanVerifierTest, LastWaveNeedsGridBarrier) {
   Plan p = tinyPlan();
   p.waves.back().barrier = BarrierKind::GridIfLong;
-  EXPECT_TRUE(hasError(p, {"wave 7 'lm_head' is the last", "the step needs a grid barrier"}));
+  EXPECT_TRUE(hasError(p, {"wave 8 'lm_head' is the last", "the step needs a grid barrier"}));
 }
 
 /// 132 workers, a select and an embed wave, then `layers` waves of gemvs, each
@@ -934,5 +955,5 @@ TEST(PlanVerifierTest, TheDownProjectionWaitsForEveryGateUpTask) {
   // a worker's down task may read rows another worker's GateUp has not written.
   Plan p = gateUpPlan();
   p.waves[kFfn].barrier = BarrierKind::None;
-  EXPECT_TRUE(hasError(p, {"(gate_up on worker", "missing barrier between wave 5 and wave 6"}));
+  EXPECT_TRUE(hasError(p, {"(gate_up on worker", "missing barrier between wave 6 and wave 7"}));
 }

@@ -4,9 +4,9 @@
 // TaskRecord::geometry) over its positions [jb, je): all of [0, ctx) for chunk
 // 0 in short mode (the other chunks do nothing), [c*ctx/C, (c+1)*ctx/C) for
 // chunk c in long mode. One pass over the K and V rows, with nothing through
-// global memory but the rows and the result; the output projection merges
-// the chunks by their statistics (flash decoding; Common.cuh:
-// loadNormalizedInput).
+// global memory but the rows and the result; in long mode the layer's
+// MergeAttention tasks merge the chunks by their statistics (flash decoding;
+// MergeAttention.cuh).
 //
 // 1. RoPE: the block rotates the G queries and the key (pairs (i, i + D/2) by
 //    float(pos) * invFreq[i], precise sincosf) into shared memory; the key is

@@ -70,7 +70,7 @@ __device__ __forceinline__ uint16_t floatToBf16(float f) {
 
 /// An f32 operand in the arena that a task reads: plain, or tagged (its
 /// kFlagTagged* flag; Sync.cuh waits for the step's tags). Element indices;
-/// load8 at a multiple of 4, load2 at a multiple of 2.
+/// load8 at a multiple of 4.
 class F32In {
 public:
   __device__ F32In(const KernelArgs &a, uint64_t offset, bool tagged, StepTag tag)
@@ -86,14 +86,6 @@ public:
     x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w;
     x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
   }
-  __device__ __forceinline__ float2 load2(uint64_t i) const {
-    if (tagged_) {
-      float x[2];
-      loadTagged<2>(tagged() + i, tag_, x);
-      return float2{x[0], x[1]};
-    }
-    return *reinterpret_cast<const float2 *>(plain() + i);
-  }
   /// The 2 values at each of i + j * stride, j < B (i and stride even), all
   /// loads issued before any is waited for.
   template <uint32_t B>
@@ -108,7 +100,6 @@ public:
       x[j] = j < count ? *reinterpret_cast<const float2 *>(plain() + i + j * stride) : float2{};
   }
   __device__ __forceinline__ float load1(uint64_t i) const { return finish(i, issue(i)); }
-  __device__ bool isTagged() const { return tagged_; }
   /// Element i's load issued, not waited for: finish(i, issued) gives its
   /// value, so that other loads can be in flight meanwhile.
   __device__ __forceinline__ uint64_t issue(uint64_t i) const {
@@ -118,49 +109,6 @@ public:
     return tagged_ ? plan::valueOf(waitForTag(tagged() + i, issued, tag_))
                    : __uint_as_float(uint32_t(issued));
   }
-  /// For each j < B, the 8 values at vectors[j] and the 2 at pairs[j], every
-  /// load issued before any is waited for (one round trip for all when the
-  /// values are there; one wait after another, they were 2B round trips).
-  template <uint32_t B>
-  __device__ __forceinline__ void gather(const uint64_t (&vectors)[B], const uint64_t (&pairs)[B],
-                                         float (&x)[B][kVector], float2 (&two)[B]) const {
-    if (!tagged_) {
-#pragma unroll
-      for (uint32_t j = 0; j < B; ++j) {
-        load8(vectors[j], x[j]);
-        two[j] = load2(pairs[j]);
-      }
-      return;
-    }
-    constexpr uint32_t kPairs = kVector / 2 + 1; // A vector's pairs, then the two.
-    const uint64_t *at[B][kPairs];
-    ulonglong2 v[B][kPairs];
-#pragma unroll
-    for (uint32_t j = 0; j < B; ++j) {
-#pragma unroll
-      for (uint32_t q = 0; q < kVector / 2; ++q)
-        at[j][q] = tagged() + vectors[j] + 2 * q;
-      at[j][kVector / 2] = tagged() + pairs[j];
-#pragma unroll
-      for (uint32_t q = 0; q < kPairs; ++q)
-        v[j][q] = loadRelaxedPair(at[j][q]);
-    }
-#pragma unroll
-    for (uint32_t j = 0; j < B; ++j)
-#pragma unroll
-      for (uint32_t q = 0; q < kPairs; ++q)
-        v[j][q] = waitForTags(at[j][q], v[j][q], tag_);
-#pragma unroll
-    for (uint32_t j = 0; j < B; ++j) {
-#pragma unroll
-      for (uint32_t q = 0; q < kVector / 2; ++q) {
-        x[j][2 * q] = plan::valueOf(v[j][q].x);
-        x[j][2 * q + 1] = plan::valueOf(v[j][q].y);
-      }
-      two[j] = float2{plan::valueOf(v[j][kVector / 2].x), plan::valueOf(v[j][kVector / 2].y)};
-    }
-  }
-
 private:
   __device__ const float *plain() const { return reinterpret_cast<const float *>(at_); }
   __device__ const uint64_t *tagged() const { return reinterpret_cast<const uint64_t *>(at_); }
@@ -264,7 +212,7 @@ __device__ float blockReduce(float v, Op op, const Scratch &s) {
   return r;
 }
 
-/// One vector of the attention's merged output (TaskRecord.h, Gemv): the
+/// One vector of the attention's merged output (TaskRecord.h, MergeAttention): the
 /// 8 values at `at` of chunk 0's partials, and of each chunk after it
 /// (`chunkStride` floats apart), weighted by the chunks' statistics of their
 /// head (`stats`, `statsStride` floats apart), merged online in chunk order:
@@ -272,7 +220,7 @@ __device__ float blockReduce(float v, Op op, const Scratch &s) {
 /// grows. Loads are issued kBatch chunks at a time (the folds of one batch
 /// need not wait for the next batch's loads to be issued).
 template <uint32_t kBatch>
-__device__ __forceinline__ void mergeChunks(const F32In &in, uint64_t at, uint64_t chunkStride,
+__device__ __forceinline__ void mergeChunks(const float *in, uint64_t at, uint64_t chunkStride,
                                             uint64_t stats, uint32_t statsStride,
                                             uint32_t chunks, float (&x)[kVector]) {
   float m = kNegativeInfinity, l = 0;
@@ -291,7 +239,16 @@ __device__ __forceinline__ void mergeChunks(const F32In &in, uint64_t at, uint64
       vectors[j] = at + chunk * chunkStride;
       pairs[j] = stats + uint64_t(chunk) * statsStride;
     }
-    in.gather<kBatch>(vectors, pairs, part, st);
+    // Every load of the batch issued before any is waited for: one round
+    // trip for the batch (one wait after another, they were 2 kBatch).
+#pragma unroll
+    for (uint32_t j = 0; j < kBatch; ++j) {
+      const float4 lo = reinterpret_cast<const float4 *>(in + vectors[j])[0];
+      const float4 hi = reinterpret_cast<const float4 *>(in + vectors[j])[1];
+      part[j][0] = lo.x, part[j][1] = lo.y, part[j][2] = lo.z, part[j][3] = lo.w;
+      part[j][4] = hi.x, part[j][5] = hi.y, part[j][6] = hi.z, part[j][7] = hi.w;
+      st[j] = *reinterpret_cast<const float2 *>(in + pairs[j]);
+    }
 #pragma unroll
     for (uint32_t j = 0; j < kBatch; ++j)
       if (c + j < chunks) {
@@ -320,44 +277,20 @@ __device__ __forceinline__ void splitBf16Pair(float x0, float x1, uint32_t &hi, 
   lo = uint32_t(l0) | uint32_t(l1) << 16;
 }
 
-/// Eight values of x' at `at` (shared memory, 32 bytes, 16-byte aligned):
-/// as floats, or, for a tiled task (`fragments`), as the B operand words of
-/// its tensor-core products (ops/TiledGemv.cuh): value e as a bf16 pair hi
-/// + lo (hi = bf16(x), lo = bf16(x - hi)), the words hi(0,1) hi(2,3)
-/// lo(0,1) lo(2,3) hi(4,5) hi(6,7) lo(4,5) lo(6,7), the lower element in
-/// the lower half, in the 32 bytes the floats would take: the 8 bytes at
-/// 8 g are B's column g for these columns (g = 0..3).
-__device__ __forceinline__ void storeVector(float *at, const float (&x)[kVector],
-                                            bool fragments) {
-  if (!fragments) {
-    reinterpret_cast<float4 *>(at)[0] = float4{x[0], x[1], x[2], x[3]};
-    reinterpret_cast<float4 *>(at)[1] = float4{x[4], x[5], x[6], x[7]};
-    return;
-  }
-  uint32_t hi[kVector / 2], lo[kVector / 2];
-#pragma unroll
-  for (uint32_t p = 0; p < kVector / 2; ++p)
-    splitBf16Pair(x[2 * p], x[2 * p + 1], hi[p], lo[p]);
-  reinterpret_cast<uint4 *>(at)[0] = uint4{hi[0], hi[1], lo[0], lo[1]};
-  reinterpret_cast<uint4 *>(at)[1] = uint4{hi[2], hi[3], lo[2], lo[3]};
+/// Eight values of x' at `at` (shared memory, 32 bytes, 16-byte aligned).
+__device__ __forceinline__ void storeVector(float *at, const float (&x)[kVector]) {
+  reinterpret_cast<float4 *>(at)[0] = float4{x[0], x[1], x[2], x[3]};
+  reinterpret_cast<float4 *>(at)[1] = float4{x[4], x[5], x[6], x[7]};
 }
 
-/// x = the input vector (f32[K] at in[0], plain or tagged; with
-/// kFlagMergeChunks and `chunks` above 1 the attention chunks' partials at
-/// in[2] merged, TaskRecord.h), normalised
+/// x = the input vector (f32[K] at in[0], plain or tagged), normalised
 /// when the task has a norm: x' = x * rsqrt(mean(x^2) + eps) * scale. Written
-/// to xs[K] (shared) as floats, or with `fragments` as a tiled task's B
-/// operand words (storeVector); K must be a multiple of 8. Ends with a
+/// to xs[K] (shared) as floats; K must be a multiple of 8. Ends with a
 /// block barrier.
 __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord &t,
-                                    const Step &step, WeightStream &ws, uint32_t k,
-                                    uint32_t chunks, float *xs, const Scratch &s,
-                                    bool fragments = false) {
+                                    const Step &step, WeightStream &ws, uint32_t k, float *xs,
+                                    const Scratch &s) {
   const F32In in = in0(a, t, step);
-  // Merged chunks come from the workspace at in[2], never tagged: a separate
-  // operand, so that its merge compiles without the tagged loads (one F32In
-  // for both, tagged or not, made the worker spill).
-  const F32In workspace(a, t.in[2], /*tagged=*/false, step.tag);
   const uint64_t norm = t.norm;
   // With one vector of the row per thread (K <= 8 * kThreads), the scale's
   // load is issued first, so its latency overlaps the input's and the
@@ -371,24 +304,16 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
     if (oneVector && threadIdx.x < k / kVector)
       early = ws.load(norm + uint64_t(threadIdx.x) * kVectorBytes);
   }
-  // The merged chunks' statistics follow their partials (AttentionLayout.h).
-  const plan::AttentionWorkspace merged = plan::AttentionWorkspace::of(t.geometry);
   float squares = 0;
 #pragma unroll 1
   for (uint32_t v = threadIdx.x; v < k / kVector; v += kThreads) {
     float x[kVector];
-    if (chunks > 1) {
-      const uint32_t head = v * kVector / merged.headDim;
-      mergeChunks<kMergeBatch>(workspace, v * kVector, k, merged.stats(0, head),
-                               merged.statsStride(), chunks, x);
-    } else {
-      in.load8(v * kVector, x);
-    }
+    in.load8(v * kVector, x);
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e)
       squares = fmaf(x[e], x[e], squares);
     // Without a norm these are x' already.
-    storeVector(xs + v * kVector, x, fragments && norm == plan::kNone);
+    storeVector(xs + v * kVector, x);
   }
   if (norm == plan::kNone) {
     blockBarrier();
@@ -404,7 +329,7 @@ __device__ void loadNormalizedInput(const KernelArgs &a, const plan::TaskRecord 
 #pragma unroll
     for (uint32_t e = 0; e < kVector; ++e)
       x[e] = xs[v * kVector + e] * r * scale.at(e);
-    storeVector(xs + v * kVector, x, fragments);
+    storeVector(xs + v * kVector, x);
   }
   blockBarrier();
   ws.inputsReady();
@@ -433,8 +358,12 @@ struct DeferredNorm {
   }
 };
 
-/// A tiled task's input (ops/TiledGemv.cuh) as its products' B words at xb
-/// (storeVector with fragments), with a norm's 1 / rms left out: x' = x *
+/// A tiled task's input (ops/TiledGemv.cuh) as its products' B words at xb,
+/// for each 8 values the 32 bytes their floats would take: value e as a bf16
+/// pair hi + lo (hi = bf16(x), lo = bf16(x - hi)), the words hi(0,1)
+/// hi(2,3) lo(0,1) lo(2,3) hi(4,5) hi(6,7) lo(4,5) lo(6,7), the lower
+/// element in the lower half (the 8 bytes at 8 g are B's column g for these
+/// columns, g = 0..3), with a norm's 1 / rms left out: x' = x *
 /// scale, and the row sums multiplied by DeferredNorm::factor() instead
 /// (a scalar of the whole row, so the products need not wait for it): no
 /// block reduction and no second pass over xb stand between the input's
@@ -444,20 +373,14 @@ struct DeferredNorm {
 /// contiguous bytes an instruction, where a vector a thread spread them over
 /// 2 KB at a 64-byte stride; the 1B 2.5% faster at contexts 1 and 4,096,
 /// docs/PERFORMANCE.md, step 18); an input without a norm (the down and
-/// output projections') comes the same way, with a scale of 1. An input
-/// merged from attention chunks is loadNormalizedInput's. Ends with a block
-/// barrier.
+/// output projections') comes the same way, with a scale of 1. Ends with a
+/// block barrier.
 __device__ DeferredNorm loadScaledInput(const KernelArgs &a, const plan::TaskRecord &t,
                                         const Step &step, WeightStream &ws, uint32_t k,
-                                        uint32_t chunks, float *xb, const Scratch &s) {
+                                        float *xb, const Scratch &s) {
   const uint64_t norm = t.norm;
-  if (chunks > 1) {
-    loadNormalizedInput(a, t, step, ws, k, chunks, xb, s, /*fragments=*/true);
-    return DeferredNorm{false, 0, k};
-  }
   const bool hasNorm = norm != plan::kNone;
-  // Without a norm every scale is 1 (a bf16 pair of 1.0): x * 1 is x, so
-  // the words are the ones storeVector writes for the plain input.
+  // Without a norm every scale is 1 (a bf16 pair of 1.0): x * 1 is x.
   constexpr uint32_t kScaleOne = 0x3f803f80u;
   const F32In in = in0(a, t, step);
   const float eps = hasNorm ? a.params[t.param] : 0.0f;
@@ -484,8 +407,8 @@ __device__ DeferredNorm loadScaledInput(const KernelArgs &a, const plan::TaskRec
         continue;
       squares = fmaf(x[j].x, x[j].x, squares);
       squares = fmaf(x[j].y, x[j].y, squares);
-      // storeVector's words: pair q of a vector's 8 columns is word
-      // q (q < 2) or q + 2 of its 8, bf16 hi; lo two words after.
+      // The words above: pair q of a vector's 8 columns is word q (q < 2)
+      // or q + 2 of its 8, bf16 hi; lo two words after.
       const uint32_t p = p0 + j * kThreads, q = p % 4;
       const float y0 = x[j].x * __uint_as_float(scale[j] << 16);
       const float y1 = x[j].y * __uint_as_float(scale[j] & 0xffff0000u);

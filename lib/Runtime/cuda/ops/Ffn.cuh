@@ -108,7 +108,7 @@ __device__ void runFfnPartial(const KernelArgs &a, const plan::TaskRecord &t, co
   float *xs = s.floats + layout.xAt;
   float *act = s.floats + layout.actAt;
   float *partials = s.floats + layout.partialsAt;
-  loadNormalizedInput(a, t, step, ws, h, 1, xs, s);
+  loadNormalizedInput(a, t, step, ws, h, xs, s);
 
 #if TI_WORKER_STREAM
   streamedFfn(a, t, ws, layout, xs, act, partials, s.floats + rowPartialsAt(t));

@@ -26,7 +26,7 @@ __device__ void runGateUp(const KernelArgs &a, const plan::TaskRecord &t, const 
   const uint32_t k = t.aux[0];
   float *xs = s.floats;
   float *gate = s.floats + plan::alignFloats(k); // [n], lane 0 of unit u's warp only.
-  loadNormalizedInput(a, t, step, ws, k, 1, xs, s);
+  loadNormalizedInput(a, t, step, ws, k, xs, s);
   const F32Out y = out0(a, t, step);
   const uint32_t begin = t.rowBegin;
   float *partials = s.floats + rowPartialsAt(t);

@@ -1,8 +1,7 @@
 //===- Gemv.cuh - y = W x' with its fused prologue and epilogues -*- CUDA -*-===//
 //
-// 1. The block builds x' in shared memory: the input (or the attention
-//    chunks' partials merged by their statistics, kFlagMergeChunks),
-//    RMS-normalised when the task has a norm (Common.cuh: loadNormalizedInput).
+// 1. The block builds x' in shared memory: the input, RMS-normalised when
+//    the task has a norm (Common.cuh: loadNormalizedInput).
 // 2. Plain: warp w computes rows rowBegin + w, + 32, ..., two rows at a time,
 //    its lanes streaming 16-byte vectors of both (forEachRowDot, Common.cuh).
 //    Stream: the rows arrive through the ring, row i for warp i mod kWarps
@@ -27,8 +26,6 @@ TI_WORKER_NAMESPACE_BEGIN
 __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const Step &step,
                         WeightStream &ws, const Scratch &s) {
   const uint32_t k = t.aux[0], flags = t.flags;
-  const uint32_t chunks =
-      (flags & plan::kFlagMergeChunks) && step.longMode ? t.geometry.chunks : 1u;
   float *xs = s.floats;
 
   const uint32_t begin = t.rowBegin, end = t.rowEnd;
@@ -48,7 +45,7 @@ __device__ void runGemv(const KernelArgs &a, const plan::TaskRecord &t, const St
     else
       early = residual.load1(earlyRow);
   }
-  loadNormalizedInput(a, t, step, ws, k, chunks, xs, s);
+  loadNormalizedInput(a, t, step, ws, k, xs, s);
   if (kStreamed && hasEarly)
     early = residual.finish(earlyRow, earlyIssued);
 #if !TI_WORKER_STREAM

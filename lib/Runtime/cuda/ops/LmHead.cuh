@@ -41,7 +41,7 @@ __device__ void runLmHead(const KernelArgs &a, const plan::TaskRecord &t, const 
                           WeightStream &ws, const Scratch &s) {
   const uint32_t k = t.aux[0];
   float *xs = s.floats;
-  loadNormalizedInput(a, t, step, ws, k, 1, xs, s);
+  loadNormalizedInput(a, t, step, ws, k, xs, s);
 
   const uint32_t vectors = k / kVector;
   float *logits = arenaF32(a, t.out[0]);

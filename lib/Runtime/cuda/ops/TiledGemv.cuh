@@ -6,8 +6,8 @@
 //
 // 1. x' into shared memory as the B operand of `mma.sync.m16n8k16` (bf16 in,
 //    f32 sums): for each 8 columns of x', a bf16 hi and lo pair per value in
-//    the 32 bytes the floats would take (Common.cuh: loadScaledInput,
-//    storeVector). With a norm, x' is x * scale without the norm's 1 / rms,
+//    the 32 bytes the floats would take (Common.cuh: loadScaledInput).
+//    With a norm, x' is x * scale without the norm's 1 / rms,
 //    a scalar of the whole input that step 3 applies to the row sums, so
 //    that the products need not wait for the block's sum of squares (the
 //    1B 1.8% faster at context 1; docs/PERFORMANCE.md, step 18).
@@ -205,8 +205,6 @@ __device__ void runTiledTask(const KernelArgs &a, const plan::TaskRecord &t, con
                              WeightStream &ws, const Scratch &s) {
   const uint32_t k = t.aux[0], flags = t.flags;
   const bool gateUp = static_cast<plan::Opcode>(t.opcode) == plan::Opcode::GateUp;
-  const uint32_t chunks =
-      (flags & plan::kFlagMergeChunks) && step.longMode ? t.geometry.chunks : 1u;
   const uint32_t begin = t.rowBegin, rows = t.rowEnd - t.rowBegin;
   const bool hasResidual = flags & plan::kFlagResidual;
   const F32In residual = in1(a, t, step);
@@ -215,7 +213,7 @@ __device__ void runTiledTask(const KernelArgs &a, const plan::TaskRecord &t, con
   const bool hasEarly = hasResidual && threadIdx.x < rows;
   const uint64_t earlyIssued = hasEarly ? residual.issue(begin + threadIdx.x) : 0;
   float *xb = s.floats;
-  const DeferredNorm norm = loadScaledInput(a, t, step, ws, k, chunks, xb, s);
+  const DeferredNorm norm = loadScaledInput(a, t, step, ws, k, xb, s);
   float *partials = s.floats + rowPartialsAt(t);
   tiledProducts(ws, t, xb, partials);
   const float rms = norm.factor(s);
