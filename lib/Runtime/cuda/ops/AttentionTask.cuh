@@ -23,9 +23,9 @@ struct AttentionTask {
   uint32_t group;   // G: geo.group() without its zero test (the verifier's kv_heads > 0).
   int32_t jb, je;   // The task's positions.
   plan::AttentionWorkspace workspaceLayout;
-  // Where the task writes: in short mode out[0], the heads' outputs; in long
-  // mode out[1], the workspace of the chunks' partials and stats (never
-  // tagged). One operand, chosen here: two kept live made the worker spill.
+  // Where the task writes, chosen by the step's mode: in short mode out[0],
+  // the heads' outputs; in long mode out[1], the workspace of the chunks'
+  // partials and stats (never tagged).
   F32Out result;
   F32In qkv;        // in[0]: the stacked q|k|v of the position.
   // Kv head g's rows (position 0) of in[1], in[2] and in[1] again (the K
