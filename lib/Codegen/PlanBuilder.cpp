@@ -285,6 +285,8 @@ bool PlanBuilder::emitStage(const Stage &s, uint16_t wave) {
       r.flags |= plan::kFlagTaggedIn1;
     if (tagged(s.output))
       r.flags |= plan::kFlagTaggedOut0;
+    if (s.kind == StageKind::AttentionChunks && tagged(s.output2))
+      r.flags |= plan::kFlagTaggedOut1;
     p.tasks.push_back(r);
   }
   return true;

@@ -14,11 +14,11 @@
 //    not a graph output, some stage touches it, and every stage that touches it does so through an
 //    operand whose executors read or write tagged values: Embed's output;
 //    a Gemv's (GateUp's) input, residual and output; LmHead's input; an
-//    attention's q|k|v input and its output (which it writes in short
-//    mode, its merge in long mode). Never an attention's workspace (long mode's chunk partials):
-//    every output-projection task merges all chunks' partials, and tagged
-//    ones took 2.7 times as long on the H200 (docs/PERFORMANCE.md, step 8),
-//    so a long-mode step keeps a grid barrier after the attention.
+//    attention's q|k|v input, its output (which it writes in short mode,
+//    its merge in long mode) and its workspace (long mode's chunk partials,
+//    which only the merge reads: a kv head's a task, so the tagged pairs'
+//    bytes cost little, where every output projection task merging all
+//    chunks took 2.7 times as long tagged, docs/PERFORMANCE.md, step 8).
 // 2. Mark those buffers tagged and double their bytes (kTaggedBytes per
 //    element): codegen gives the tasks' operands the kFlagTagged* flags and
 //    byte offsets from it.
@@ -47,8 +47,8 @@ void slicesOf(const Stage &s, std::vector<const Slice *> &taggable,
   case StageKind::Embed: can = {&s.output}; break;
   case StageKind::Gemv: can = {&s.input, &s.residual, &s.output}; break;
   case StageKind::LmHead: can = {&s.input}; break;
-  case StageKind::AttentionChunks: can = {&s.input, &s.output}; break; // Not the workspace.
-  case StageKind::MergeAttention: can = {&s.output}; break;
+  case StageKind::AttentionChunks: can = {&s.input, &s.output, &s.output2}; break;
+  case StageKind::MergeAttention: can = {&s.input, &s.output}; break;
   default: break;
   }
   for (const Slice *sl : all) {

@@ -18,7 +18,7 @@
 //    from an octet's start; every other task reads tensors of rows.
 // c. Buffers: known kinds, aligned, inside the arena, disjoint; the one-of
 //    kinds at most once; token slots and step state big enough; tagged ones
-//    (Tagged.h) activations only.
+//    (Tagged.h) activations or attention workspaces only.
 // d. Bounds (if b and c hold): every access of every task, in both modes (see
 //    TaskAccesses.h), inside one packed tensor or one buffer of a kind its
 //    operand may use, tagged exactly when the buffer is (the task's
@@ -268,15 +268,18 @@ void Verifier::checkTask(size_t index) {
   auto op = static_cast<Opcode>(t.opcode);
 
   // The tagged operands each opcode's executors implement (Tagged.h).
-  uint16_t allowed = op == Opcode::SelectToken ? kFlagRecord
-                     : op == Opcode::Gemv      ? kFlagResidual | kFlagVCache | kTaggedFlags |
-                                                kFlagTiledWeights
-                     : op == Opcode::MergeAttention ? kFlagTaggedOut0
+  constexpr uint16_t kGemvFlags = kFlagResidual | kFlagVCache | kFlagTaggedIn0 |
+                                  kFlagTaggedIn1 | kFlagTaggedOut0 | kFlagTiledWeights;
+  constexpr uint16_t kAttentionFlags =
+      kFlagTaggedIn0 | kFlagTaggedOut0 | kFlagTaggedOut1 | kFlagStreamKv;
+  uint16_t allowed = op == Opcode::SelectToken    ? kFlagRecord
+                     : op == Opcode::Gemv           ? kGemvFlags
+                     : op == Opcode::MergeAttention ? kFlagTaggedIn0 | kFlagTaggedOut0
                      : op == Opcode::GateUp ? kFlagTaggedIn0 | kFlagTaggedOut0 | kFlagTiledWeights
-                     : op == Opcode::Attention ? kFlagTaggedIn0 | kFlagTaggedOut0 | kFlagStreamKv
-                     : op == Opcode::LmHead ? kFlagTaggedIn0
-                     : op == Opcode::Embed  ? kFlagTaggedOut0
-                                            : 0;
+                     : op == Opcode::Attention ? kAttentionFlags
+                     : op == Opcode::LmHead    ? kFlagTaggedIn0
+                     : op == Opcode::Embed     ? kFlagTaggedOut0
+                                               : 0;
   if (op == Opcode::Gemv && !(t.flags & kFlagResidual))
     allowed &= ~kFlagTaggedIn1;
   if (t.flags & ~kKnownFlags)
@@ -526,7 +529,7 @@ void Verifier::checkBuffers() {
     if (b.bytes < least)
       error(who + " has " + num(b.bytes) + " bytes, a " + bufferKindName(b.kind) + " needs " +
             num(least));
-    if (b.tagged && b.kind != BufferKind::Activation)
+    if (b.tagged && b.kind != BufferKind::Activation && b.kind != BufferKind::AttentionWorkspace)
       error(who + " is tagged, and a " + bufferKindName(b.kind) + " buffer cannot be");
   }
   buffersByOffset.resize(plan.buffers.size());
@@ -742,8 +745,7 @@ void Verifier::checkLayers() {
         continue;
       const Buffer &b = plan.buffers[home];
       const AttentionWorkspace ws = AttentionWorkspace::of(t.geometry);
-      // Never tagged (TaskRecord.h): the buffer-kind check refuses a tagged one.
-      const uint64_t bytes = ws.elements() * kActivationBytes;
+      const uint64_t bytes = ws.elements() * (b.tagged ? kTaggedBytes : kActivationBytes);
       if (t.out[1] != b.offset || b.bytes != bytes) {
         error(describe(i) + " out[1]: workspace '" + b.name + "' [+" + num(b.offset) + ", +" +
               num(b.bytes) + ") is not the " + num(bytes) +

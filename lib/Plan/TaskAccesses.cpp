@@ -52,6 +52,7 @@ private:
     case Operand::In0: return t.flags & kFlagTaggedIn0;
     case Operand::In1: return t.flags & kFlagTaggedIn1;
     case Operand::Out0: return t.flags & kFlagTaggedOut0;
+    case Operand::Out1: return t.flags & kFlagTaggedOut1;
     default: return false;
     }
   }
@@ -157,7 +158,8 @@ void AccessListBuilder::attention() {
   const AttentionWorkspace ws = AttentionWorkspace::of(geo);
   // This kv head's columns of a cache row, in bytes.
   const uint64_t colBegin = kC * g * d, colEnd = kC * (g + 1) * d;
-  auto at = [&](uint64_t element) { return add(t.out[1], mul(element, kA)); };
+  const uint64_t eOut1 = elementBytes(Operand::Out1);
+  auto at = [&](uint64_t element) { return add(t.out[1], mul(element, eOut1)); };
   // q of the group's heads, and k and v of head g, from the stacked q|k|v
   // vector (every chunk is assumed to read them: chunk 0 stores k, the chunk
   // of position pos uses both).
@@ -181,9 +183,9 @@ void AccessListBuilder::attention() {
           BufferKind::Activation);
     return;
   }
-  plain(Operand::Out1, true, at(ws.partials(uint32_t(c), firstHead)), group * d * kA,
+  plain(Operand::Out1, true, at(ws.partials(uint32_t(c), firstHead)), group * d * eOut1,
         BufferKind::AttentionWorkspace);
-  plain(Operand::Out1, true, at(ws.stats(uint32_t(c), firstHead)), group * 2 * kA,
+  plain(Operand::Out1, true, at(ws.stats(uint32_t(c), firstHead)), group * 2 * eOut1,
         BufferKind::AttentionWorkspace);
 }
 
@@ -192,7 +194,7 @@ void AccessListBuilder::mergeAttention() {
     return; // Short mode: the attention's chunk 0 wrote the output.
   // Every chunk's partials and stats (the rows' heads' among them: the
   // conservative superset), then the task's rows of the output.
-  plain(Operand::In0, false, t.in[0], mul(AttentionWorkspace::of(t.geometry).elements(), kA),
+  plain(Operand::In0, false, t.in[0], mul(AttentionWorkspace::of(t.geometry).elements(), eIn0),
         BufferKind::AttentionWorkspace);
   plain(Operand::Out0, true, add(t.out[0], mul(eOut0, t.rowBegin)),
         mul(eOut0, uint64_t(t.rowEnd) - t.rowBegin), BufferKind::Activation);

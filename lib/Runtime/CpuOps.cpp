@@ -90,9 +90,8 @@ F32Operand in1(const TaskContext &c, const TaskRecord &t) {
 F32Operand out0(const TaskContext &c, const TaskRecord &t) {
   return F32Operand(c, t, t.out[0], t.flags & plan::kFlagTaggedOut0);
 }
-/// An attention's workspace (never tagged): its out[1], its merge's in[0].
-F32Operand workspace(const TaskContext &c, const TaskRecord &t, uint64_t offset) {
-  return F32Operand(c, t, offset, false);
+F32Operand out1(const TaskContext &c, const TaskRecord &t) {
+  return F32Operand(c, t, t.out[1], t.flags & plan::kFlagTaggedOut1);
 }
 
 float dotBf16(const uint16_t *w, const float *x, uint32_t n) {
@@ -324,7 +323,7 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
       plan::attentionPositions(s.chunk, s.chunks, c.pos, c.longMode);
   const int32_t jb = positions.begin, je = positions.end;
   // Short mode: the output; long mode: the chunk's partials and stats.
-  const F32Operand y = out0(c, t), ws = workspace(c, t, t.out[1]);
+  const F32Operand y = out0(c, t), ws = out1(c, t);
   std::vector<float> scores(je - jb), weights(je - jb), out(s.headDim);
   for (uint32_t h = t.aux[0] * s.group; h < (t.aux[0] + 1) * s.group; ++h) {
     std::vector<float> q = in0(c, t).read(h * s.headDim, s.headDim);
@@ -358,7 +357,7 @@ void cpu::runAttention(const TaskContext &c, const TaskRecord &t) {
 void cpu::runMergeAttention(const TaskContext &c, const TaskRecord &t) {
   if (!c.longMode)
     return; // The attention's chunk 0 wrote the output.
-  const F32Operand in = workspace(c, t, t.in[0]), y = out0(c, t);
+  const F32Operand in = in0(c, t), y = out0(c, t);
   const plan::HeadGeometry &g = t.geometry;
   const plan::AttentionWorkspace ws = plan::AttentionWorkspace::of(g);
   std::vector<float> weights(g.chunks);

@@ -668,15 +668,15 @@ TEST_F(StreamGpuVsCpuTest, TaggedHandOffsMatchTheCpu) {
 
 TEST_F(StreamGpuVsCpuTest, TaggedHandOffsMatchTheCpuAcrossTheAttentionSplit) {
   // The attention's output hands off by tags in short mode (chunk 0 writes
-  // it whole) and its plain workspace behind a grid barrier in long mode
-  // (grid_if_long), whose chunks the output projection merges.
+  // it whole); in long mode its tagged workspace goes to the merge wave,
+  // which writes the tagged output: no grid barrier in either mode.
   auto lp = streamPlan("models/tiny.graph", "--hand-offs tags");
   ASSERT_TRUE(lp);
   ASSERT_GT(lp->plan.attentionChunks(), 1u);
   for (const plan::TaskRecord &t : lp->plan.tasks)
     if (t.opcode == uint16_t(plan::Opcode::Attention)) {
-      ASSERT_TRUE(t.flags & plan::kFlagTaggedOut0);
-      ASSERT_EQ(lp->plan.waves[t.wave].barrier, plan::BarrierKind::GridIfLong);
+      ASSERT_TRUE((t.flags & plan::kFlagTaggedOut0) && (t.flags & plan::kFlagTaggedOut1));
+      ASSERT_EQ(lp->plan.waves[t.wave].barrier, plan::BarrierKind::Tagged);
     }
   expectStepsMatchTheCpu(lp, kSteps, 4);
   expectLaunchMatchesTheCpu(lp, kSteps);

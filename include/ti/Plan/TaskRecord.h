@@ -57,14 +57,14 @@
 //               (the whole attention: no merge, so that y may be tagged and
 //               its reader needs no grid barrier); in long mode task c writes
 //               partials[c][h] = o_h and stats[c][h] = (m, l) to the
-//               workspace, which is never tagged. Its layout is
+//               workspace (tagged with kFlagTaggedOut1). Its layout is
 //               AttentionWorkspace (AttentionLayout.h): f32 partials
 //               [C][H][D], then stats [C][H][2].
 // MergeAttention  Long mode only (a short-mode task does nothing: the
 //               attention's chunk 0 wrote y): rows [rowBegin, rowEnd) of the
 //               attention's output y (f32 out[0], Q = aux[0] values; whole
-//               heads) merged from the workspace at in[0] (never tagged) of
-//               the task's geometry: for each head h (y[h*D + d]), with the
+//               heads) merged from the workspace at in[0] (tagged with
+//               kFlagTaggedIn0) of the task's geometry: for each head h (y[h*D + d]), with the
 //               chunks' stats (m_c, l_c) of h, M = max_c m_c, w_c = l_c *
 //               exp(m_c - M), y = sum_c w_c * partials[c][h] / sum_c w_c
 //               (chunks in order).
@@ -94,13 +94,14 @@
 //               at out[1]: largest value, lowest row on ties; a non-finite logit
 //               makes the candidate (NaN, that row).
 //
-// Tagged operands. With kFlagTaggedIn0, kFlagTaggedIn1 or kFlagTaggedOut0
-// the f32 vector at in[0], in[1] or out[0] is tagged (Tagged.h): element i is
+// Tagged operands. With kFlagTaggedIn0, kFlagTaggedIn1, kFlagTaggedOut0 or
+// kFlagTaggedOut1 the f32 vector at in[0], in[1], out[0] or out[1] is tagged (Tagged.h): element i is
 // the 8 bytes at offset + 8i, the value and the tag of the step that wrote
 // it; a writer stores the step's tag with each value, a reader uses an
 // element once it carries the step's tag. Which opcodes take which: Embed
 // out[0]; Gemv in[0], in[1] (with kFlagResidual) and out[0]; GateUp and
-// Attention in[0] and out[0]; MergeAttention out[0]; LmHead in[0]. A tagged operand lives in a
+// Attention in[0], out[0] and out[1]; MergeAttention in[0] and out[0];
+// LmHead in[0]. A tagged operand lives in a
 // tagged buffer and a plain one in a plain buffer.
 //
 // `geometry` is all zero in the tasks that do not use it; the attention and
@@ -166,6 +167,7 @@ enum TaskFlags : uint16_t {
                              // through the weight stream in long mode (streamsKvRows).
   kFlagTiledWeights = 1 << 8, // Gemv, GateUp (Stream plans): the weight rows are stored
                               // in octet tiles (WeightTiles.h), streamed octet by octet.
+  kFlagTaggedOut1 = 1 << 9,   // Attention: out[1], the workspace, is written tagged.
 };
 
 /// Whether a step of context `ctx` streams the cached K/V rows of attention
@@ -183,7 +185,8 @@ TI_HOST_DEVICE constexpr bool streamsKvAt(uint32_t ctx, uint32_t splitContext,
 TI_HOST_DEVICE constexpr bool streamsKvRows(uint32_t flags, bool streamKvStep) {
   return (flags & kFlagStreamKv) && streamKvStep;
 }
-constexpr uint16_t kTaggedFlags = kFlagTaggedIn0 | kFlagTaggedIn1 | kFlagTaggedOut0;
+constexpr uint16_t kTaggedFlags =
+    kFlagTaggedIn0 | kFlagTaggedIn1 | kFlagTaggedOut0 | kFlagTaggedOut1;
 constexpr uint16_t kKnownFlags =
     kFlagResidual | kFlagVCache | kFlagRecord | kTaggedFlags | kFlagStreamKv |
     kFlagTiledWeights;

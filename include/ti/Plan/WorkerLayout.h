@@ -150,10 +150,14 @@ TI_HOST_DEVICE constexpr uint32_t opFloatsFor(const TaskRecord &t, uint32_t thre
     const uint64_t staged = uint64_t(t.aux[1]) * (t.rowEnd - t.rowBegin);
     return staged <= kReduceStagedFloats ? static_cast<uint32_t>(staged) : 0u;
   }
+  case Opcode::MergeAttention: { // Every chunk's partials and (max, sum) of its heads.
+    const uint32_t values = t.rowEnd - t.rowBegin;
+    return t.geometry.headDim ? t.geometry.chunks * (values + 2 * (values / t.geometry.headDim))
+                              : 0;
+  }
   case Opcode::Nop:
   case Opcode::SelectToken:
   case Opcode::Embed:
-  case Opcode::MergeAttention: // From L2 to registers to the output.
     return 0;
   }
   return 0;

@@ -86,10 +86,6 @@ constexpr uint32_t kAttentionRowsAhead = kStreamed ? 4 : 1;
 /// The Stream worker's producer, when the plan lets it start no copy for a
 /// wave its consumers have not begun, reads their wave this often.
 constexpr uint32_t kPausePollNanoseconds = 100;
-/// Chunks of the attention partials whose loads a thread issues together when
-/// it merges them (two 16-byte loads and the chunk's statistics each): the
-/// register budget decides (2 spilled the Plain worker's 64).
-constexpr uint32_t kMergeBatch = kStreamed ? 8 : 1;
 using plan::kFfnColumnPasses;
 using plan::kReduceStagedFloats;
 /// Query heads per kv head (G) the attention op handles: the group's rotated

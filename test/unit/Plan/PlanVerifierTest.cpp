@@ -543,13 +543,13 @@ TEST(PlanVerifierTest, ATaggedReadOfAPlainBuffer) {
                            "tagged"}));
 }
 
-TEST(PlanVerifierTest, AWorkspaceIsNeverTagged) {
+TEST(PlanVerifierTest, ATaggedWorkspaceWriteOfAPlainWorkspace) {
+  // kFlagTaggedOut1: the chunks would write 8-byte pairs into a plain
+  // workspace (and past its end).
   Plan p = taggedTinyPlan();
-  for (Buffer &b : p.buffers)
-    if (b.name == "attn_ws")
-      b.tagged = true;
-  EXPECT_TRUE(hasError(p, {"buffer 'attn_ws' is tagged, and a attention_workspace buffer "
-                           "cannot be"}));
+  taskOf(p, Opcode::Attention, 1).flags |= kFlagTaggedOut1;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 1) +
+                           " out[1] A[+2432, +128) is not inside one buffer"}));
 }
 
 TEST(PlanVerifierTest, TagsOrderOnlyTaggedReads) {

@@ -25,7 +25,7 @@ struct AttentionTask {
   plan::AttentionWorkspace workspaceLayout;
   // Where the task writes, chosen by the step's mode: in short mode out[0],
   // the heads' outputs; in long mode out[1], the workspace of the chunks'
-  // partials and stats (never tagged).
+  // partials and stats (each tagged where its flag says).
   F32Out result;
   F32In qkv;        // in[0]: the stacked q|k|v of the position.
   // Kv head g's rows (position 0) of in[1], in[2] and in[1] again (the K
@@ -57,7 +57,8 @@ __device__ AttentionTask attentionTask(const KernelArgs &a, const plan::TaskReco
                        positions.begin,
                        positions.end,
                        plan::AttentionWorkspace::of(geo),
-                       step.longMode ? F32Out(a, t.out[1], false, step.tag) : out0(a, t, step),
+                       step.longMode ? F32Out(a, t.out[1], t.flags & plan::kFlagTaggedOut1, step.tag)
+                                     : out0(a, t, step),
                        in0(a, t, step),
                        arenaBf16(a, t.in[1]) + head,
                        arenaBf16(a, t.in[2]) + head,

@@ -212,61 +212,6 @@ __device__ float blockReduce(float v, Op op, const Scratch &s) {
   return r;
 }
 
-/// One vector of the attention's merged output (TaskRecord.h, MergeAttention): the
-/// 8 values at `at` of chunk 0's partials, and of each chunk after it
-/// (`chunkStride` floats apart), weighted by the chunks' statistics of their
-/// head (`stats`, `statsStride` floats apart), merged online in chunk order:
-/// the largest max so far is the reference, earlier sums are rescaled when it
-/// grows. Loads are issued kBatch chunks at a time (the folds of one batch
-/// need not wait for the next batch's loads to be issued).
-template <uint32_t kBatch>
-__device__ __forceinline__ void mergeChunks(const float *in, uint64_t at, uint64_t chunkStride,
-                                            uint64_t stats, uint32_t statsStride,
-                                            uint32_t chunks, float (&x)[kVector]) {
-  float m = kNegativeInfinity, l = 0;
-#pragma unroll
-  for (uint32_t e = 0; e < kVector; ++e)
-    x[e] = 0;
-#pragma unroll 1
-  for (uint32_t c = 0; c < chunks; c += kBatch) {
-    // Past the last chunk a load repeats chunk c (read, never folded in).
-    float part[kBatch][kVector];
-    float2 st[kBatch];
-    uint64_t vectors[kBatch], pairs[kBatch];
-#pragma unroll
-    for (uint32_t j = 0; j < kBatch; ++j) {
-      const uint32_t chunk = c + j < chunks ? c + j : c;
-      vectors[j] = at + chunk * chunkStride;
-      pairs[j] = stats + uint64_t(chunk) * statsStride;
-    }
-    // Every load of the batch issued before any is waited for: one round
-    // trip for the batch (one wait after another, they were 2 kBatch).
-#pragma unroll
-    for (uint32_t j = 0; j < kBatch; ++j) {
-      const float4 lo = reinterpret_cast<const float4 *>(in + vectors[j])[0];
-      const float4 hi = reinterpret_cast<const float4 *>(in + vectors[j])[1];
-      part[j][0] = lo.x, part[j][1] = lo.y, part[j][2] = lo.z, part[j][3] = lo.w;
-      part[j][4] = hi.x, part[j][5] = hi.y, part[j][6] = hi.z, part[j][7] = hi.w;
-      st[j] = *reinterpret_cast<const float2 *>(in + pairs[j]);
-    }
-#pragma unroll
-    for (uint32_t j = 0; j < kBatch; ++j)
-      if (c + j < chunks) {
-        const float top = fmaxf(m, st[j].x);
-        const float mine = expf(m - top); // 0 for the first chunk (m = -inf).
-        const float other = st[j].y * expf(st[j].x - top);
-        l = fmaf(l, mine, other);
-#pragma unroll
-        for (uint32_t e = 0; e < kVector; ++e)
-          x[e] = fmaf(other, part[j][e], x[e] * mine);
-        m = top;
-      }
-  }
-#pragma unroll
-  for (uint32_t e = 0; e < kVector; ++e)
-    x[e] /= l;
-}
-
 /// Two values as the words of a tiled product's B operand: bf16 hi = bf16(x)
 /// and lo = bf16(x - hi) of each, the first value in the lower half.
 __device__ __forceinline__ void splitBf16Pair(float x0, float x1, uint32_t &hi, uint32_t &lo) {
