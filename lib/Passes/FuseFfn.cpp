@@ -19,9 +19,13 @@
 // pass leaves a pair whose down projection fits the worker alone: it stays a
 // GateUp wave (the SiLU*up GEMV) and the down projection's Gemv, a barrier
 // between them. The down Gemv keeps its whole input (the intermediate units)
-// in shared memory beside the weight stream's ring and the worker's schedule;
-// where that does not fit (Llama 3.1 8B's 14,336 units, 57 KB, beside a
-// 160 KB ring on the H200), the pair becomes partials as above.
+// in shared memory beside the weight stream's ring and the worker's schedule.
+// Where that does not fit, the pass narrows the module's ring by whole stages,
+// down to the target's stream_min_ring_bytes, until it does (Llama 3.1 8B's
+// 14,336 units, 57 KB, fit beside 4 of the H200's 5 stages of 32 KB): the
+// ring is one per plan, so every later pass and the plan stream from the
+// narrower ring. Where even that does not fit, the pair becomes partials as
+// above.
 //
 //===----------------------------------------------------------------------===//
 #include "StageUses.h"
@@ -53,6 +57,26 @@ bool downFits(const Module &m, const Stage &down) {
   return scratch + st.ringFootprint() + schedule <= t.sharedBytesPerWorker;
 }
 
+/// Narrows the module's ring a stage at a time, down to the target's
+/// stream_min_ring_bytes, until `down` fits beside it; leaves it as it was
+/// when none does. Returns whether `down` fits now.
+bool narrowRingFor(Module &m, const Stage &down) {
+  Target &t = m.target;
+  if (t.execution != plan::ExecutionModel::Stream || t.streamMinRingBytes == 0)
+    return false;
+  const uint32_t original = t.streamRingBytes;
+  const uint32_t stage = t.streamStageBytes;
+  // Whole stages: the ring's depth is ringBytes / stageBytes (Target::streamConfig).
+  for (uint32_t ring = original / stage * stage - stage; ring >= t.streamMinRingBytes && ring >= 2 * stage;
+       ring -= stage) {
+    t.streamRingBytes = ring;
+    if (downFits(m, down))
+      return true;
+  }
+  t.streamRingBytes = original;
+  return false;
+}
+
 class FuseFfn : public Pass {
 public:
   FuseFfn() : Pass(PassId::FuseFfn) {}
@@ -75,7 +99,10 @@ public:
         continue;
       }
       if (m.target.ffnForm == FfnForm::GateUp) {
-        if (downFits(m, down)) {
+        const uint32_t ringBefore = m.target.streamRingBytes;
+        if (downFits(m, down) || narrowRingFor(m, down)) {
+          if (m.target.streamRingBytes != ringBefore)
+            count("ring-stages-narrowed", (ringBefore - m.target.streamRingBytes) / m.target.streamStageBytes);
           out.push_back(std::move(up)); // The down projection follows as it is.
           count("ffns-gate-up");
           continue;

@@ -84,6 +84,11 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // the post's partials.
   t.ffnForm = stream ? FfnForm::GateUp : FfnForm::Partials;
   t.streamHandOffInFlightBytes = stream ? t.streamStageBytes : 0;
+  // fuse-ffn may narrow the ring to 4 stages for a GateUp down projection
+  // that fits beside them: on the H200 the 8B's step 7.8% faster at context 1
+  // and 7.7% at 4,096 (5 stages left it partials); the 1B, which fits beside
+  // 5, keeps them (4 cost it 3%; docs/PERFORMANCE.md, step 21).
+  t.streamMinRingBytes = stream ? std::min(t.streamRingBytes, 4 * t.streamStageBytes) : 0;
   // Tagged hand-offs: the 1B's step 3.2% faster than grid barriers at
   // context 1 (docs/PERFORMANCE.md, step 8). The Plain worker keeps the
   // post's grid barriers.
@@ -196,6 +201,9 @@ Status validate(const Target &t, const std::string &source) {
     return bad("\"stream_stage_bytes\" must be a positive multiple of 16");
   if (t.streamRingBytes < 2 * uint64_t(t.streamStageBytes))
     return bad("\"stream_ring_bytes\" must hold at least two stages");
+  if (t.streamMinRingBytes &&
+      (t.streamMinRingBytes < 2 * uint64_t(t.streamStageBytes) || t.streamMinRingBytes > t.streamRingBytes))
+    return bad("\"stream_min_ring_bytes\" must be 0 or from two stages to \"stream_ring_bytes\"");
   if (t.streamInFlightBytes < t.streamStageBytes || t.streamInFlightBytes > t.streamRingBytes)
     return bad("\"stream_in_flight_bytes\" must be between a stage and the ring");
   if (t.streamRowPartBytes % 16)
@@ -279,6 +287,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     }
     else if (key == "stream_stage_bytes") s = wantUInt(t.streamStageBytes);
     else if (key == "stream_ring_bytes") s = wantUInt(t.streamRingBytes);
+    else if (key == "stream_min_ring_bytes") s = wantUInt(t.streamMinRingBytes);
     else if (key == "stream_in_flight_bytes") s = wantUInt(t.streamInFlightBytes);
     else if (key == "stream_hand_off_in_flight_bytes") s = wantUInt(t.streamHandOffInFlightBytes);
     else if (key == "stream_row_part_bytes") s = wantUInt(t.streamRowPartBytes);
@@ -344,6 +353,7 @@ std::string ti::targetToJson(const Target &t) {
             {"execution", plan::executionModelName(t.execution)},
             {"stream_stage_bytes", t.streamStageBytes},
             {"stream_ring_bytes", t.streamRingBytes},
+            {"stream_min_ring_bytes", t.streamMinRingBytes},
             {"stream_in_flight_bytes", t.streamInFlightBytes},
             {"stream_hand_off_in_flight_bytes", t.streamHandOffInFlightBytes},
             {"stream_row_part_bytes", t.streamRowPartBytes},

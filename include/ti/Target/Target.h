@@ -81,6 +81,10 @@ struct Target {
   plan::ExecutionModel execution = plan::ExecutionModel::Plain;
   uint32_t streamStageBytes = 32 * 1024;
   uint32_t streamRingBytes = 160 * 1024;
+  /// The least ring (bytes, whole stages) that fuse-ffn may narrow the stream
+  /// to so that a down projection's whole input fits beside it in the GateUp
+  /// form; 0 never narrows (withExecution sets 4 stages for the stream worker).
+  uint32_t streamMinRingBytes = 0;
   uint32_t streamInFlightBytes = 64 * 1024;
   /// The bulk copies in flight for a wave the consumers have not begun
   /// (withExecution sets one stage's for the stream worker: on the H200 the

@@ -132,6 +132,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   // Not the defaults, so that a key the JSON drops cannot come back as one.
   t.streamStageBytes = 16 * 1024;
   t.streamRingBytes = 128 * 1024;
+  t.streamMinRingBytes = 96 * 1024;
   t.streamInFlightBytes = 32 * 1024;
   t.streamHandOffInFlightBytes = 16 * 1024;
   t.ffnForm = FfnForm::GateUp; // Not the struct's default, which a dropped key reads as.
@@ -145,6 +146,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->execution, plan::ExecutionModel::Stream);
   EXPECT_EQ(back->streamStageBytes, t.streamStageBytes);
   EXPECT_EQ(back->streamRingBytes, t.streamRingBytes);
+  EXPECT_EQ(back->streamMinRingBytes, t.streamMinRingBytes);
   EXPECT_EQ(back->streamInFlightBytes, t.streamInFlightBytes);
   EXPECT_EQ(back->streamHandOffInFlightBytes, t.streamHandOffInFlightBytes);
   EXPECT_EQ(back->ffnForm, t.ffnForm);
@@ -168,6 +170,11 @@ TEST(Target, BadStreamShapesAreOneLine) {
             "x.json: \"stream_stage_bytes\" must be a positive multiple of 16");
   EXPECT_EQ(parse(R"("stream_ring_bytes": 40000)"),
             "x.json: \"stream_ring_bytes\" must hold at least two stages");
+  EXPECT_EQ(parse(R"("stream_min_ring_bytes": 32768)"),
+            "x.json: \"stream_min_ring_bytes\" must be 0 or from two stages to \"stream_ring_bytes\"");
+  EXPECT_EQ(parse(R"("stream_min_ring_bytes": 196608)"),
+            "x.json: \"stream_min_ring_bytes\" must be 0 or from two stages to \"stream_ring_bytes\"");
+  EXPECT_EQ(parse(R"("stream_min_ring_bytes": 65536)"), "ok");
   EXPECT_EQ(parse(R"("stream_in_flight_bytes": 1000)"),
             "x.json: \"stream_in_flight_bytes\" must be between a stage and the ring");
   EXPECT_EQ(parse(R"("stream_hand_off_in_flight_bytes": 65537)"),
