@@ -16,6 +16,8 @@
 //    shape; tensors disjoint; the layout hash matches. Tiles (WeightTiles.h):
 //    a kFlagTiledWeights task reads a tensor all in tiles of its K columns,
 //    from an octet's start; every other task reads tensors of rows.
+//    Ownership: the tasks streaming a tensor's rows read it as laid out, each
+//    from its first row's bytes, every byte of the tensor once.
 // c. Buffers: known kinds, aligned, inside the arena, disjoint; the one-of
 //    kinds at most once; token slots and step state big enough; tagged ones
 //    (Tagged.h) activations or attention workspaces only.
@@ -128,6 +130,7 @@ private:
   void checkSelectTokens();
   void checkStream();
   void checkTiles();
+  void checkWeightOwnership();
   std::vector<std::string> hazards(const ModeAccesses &mode, StepMode stepMode) const;
 
   const Plan &plan;
@@ -627,6 +630,69 @@ void Verifier::checkTiles() {
   }
 }
 
+/// Ownership: the tasks that stream a tensor's rows (Gemv, LmHead, GateUp,
+/// FfnPartial) read it as the compiler laid it out. Each such task's weight
+/// range begins where its first row's bytes are (the tensor holds its stage's
+/// rows in order, each row's streamed bytes the same: weightBytes / rows), and
+/// together the tasks read every byte of the tensor exactly once. So a task
+/// that reads another task's rows, a row twice, or a row nobody reads is
+/// refused, though every range is inside a tensor. (Norm scales and the
+/// embedding's gather read a tensor's bytes from many tasks: not rows.)
+void Verifier::checkWeightOwnership() {
+  struct Range {
+    uint64_t begin, end;
+    size_t task;
+  };
+  std::vector<std::vector<Range>> byTensor(plan.weights.size());
+  for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {
+    const TaskRecord &t = plan.tasks[i];
+    const auto op = static_cast<Opcode>(t.opcode);
+    if (!(op == Opcode::Gemv || op == Opcode::LmHead || op == Opcode::GateUp || op == Opcode::FfnPartial) ||
+        t.weight == kNone || t.weightBytes == 0)
+      continue;
+    const uint64_t end = t.weight + t.weightBytes;
+    const int64_t home = findHome(plan.weights, tensorsByOffset, t.weight, end);
+    if (home < 0)
+      continue; // The bounds check reports it.
+    const PackedTensor &tensor = plan.weights[home];
+    const uint64_t rows = t.rowEnd - t.rowBegin, rowBytes = t.weightBytes / rows;
+    const uint64_t expected = tensor.offset + uint64_t(t.rowBegin) * rowBytes;
+    if (t.weightBytes % rows || t.weight != expected) {
+      error(describe(i) + " reads W" + span(t.weight, end) + " of tensor '" + tensor.name + "', and its rows [" +
+            num(t.rowBegin) + ", " + num(t.rowEnd) + ") are bytes [+" + num(expected - tensor.offset) + ", +" +
+            num(expected - tensor.offset + t.weightBytes) + ") of it");
+      continue;
+    }
+    byTensor[home].push_back({t.weight, end, i});
+  }
+  for (size_t k = 0; k < byTensor.size() && !full(); ++k) {
+    std::vector<Range> &ranges = byTensor[k];
+    if (ranges.empty())
+      continue;
+    const PackedTensor &tensor = plan.weights[k];
+    std::sort(ranges.begin(), ranges.end(),
+              [](const Range &a, const Range &b) { return a.begin < b.begin || (a.begin == b.begin && a.task < b.task); });
+    uint64_t at = tensor.offset;
+    for (size_t r = 0; r < ranges.size(); ++r) {
+      if (ranges[r].begin > at) {
+        error("tensor '" + tensor.name + "': bytes [+" + num(at - tensor.offset) + ", +" +
+              num(ranges[r].begin - tensor.offset) + ") are streamed by no task");
+        break;
+      }
+      if (ranges[r].begin < at) {
+        error("tensor '" + tensor.name + "': bytes [+" + num(ranges[r].begin - tensor.offset) + ", +" +
+              num(std::min(at, ranges[r].end) - tensor.offset) + ") are streamed by " + describe(ranges[r - 1].task) +
+              " and by " + describe(ranges[r].task));
+        break;
+      }
+      at = ranges[r].end;
+    }
+    if (at != tensor.offset + tensor.bytes && at < tensor.offset + tensor.bytes && !full())
+      error("tensor '" + tensor.name + "': bytes [+" + num(at - tensor.offset) + ", +" + num(tensor.bytes) +
+            ") are streamed by no task");
+  }
+}
+
 void Verifier::checkBounds(ModeAccesses &mode) {
   mode.home.assign(mode.accesses.size(), 0);
   for (size_t i = 0; i < mode.accesses.size() && !full(); ++i) {
@@ -991,8 +1057,10 @@ std::vector<std::string> Verifier::run() {
   checkWeights();
   checkBuffers();
   bool layoutOk = errors.empty();
-  if (layoutOk)
+  if (layoutOk) {
     checkTiles();
+    checkWeightOwnership();
+  }
   ModeAccesses modes[2];
   for (StepMode m : {StepMode::Short, StepMode::Long}) {
     ModeAccesses &mode = modes[static_cast<int>(m)];

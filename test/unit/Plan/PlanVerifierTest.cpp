@@ -308,6 +308,23 @@ std::string named(const Plan &p, Opcode op, uint16_t worker) {
 /// with the residual.
 Plan gateUpPlan() {
   Plan p = tinyPlan();
+  // The GateUp form's weights: each unit's gate and up rows, a task's units
+  // together, then the down projection's rows (what layout packs).
+  std::vector<WeightSegment> gateUp;
+  for (uint64_t w = 0; w < 4; ++w) {
+    gateUp.push_back(segment("model.layers.0.mlp.gate_proj.weight", {32, 16}, 8 * w, 8 * w + 8, 0, 16));
+    gateUp.push_back(segment("model.layers.0.mlp.up_proj.weight", {32, 16}, 8 * w, 8 * w + 8, 0, 16));
+  }
+  std::vector<PackedTensor> weights;
+  for (PackedTensor &t : p.weights)
+    if (t.name != "layer0.ffn")
+      weights.push_back(std::move(t));
+  p.weights = std::move(weights);
+  addTensor(p, "layer0.gate+up", 3072, gateUp);
+  addTensor(p, "layer0.down", 5120, {segment("model.layers.0.mlp.down_proj.weight", {16, 32}, 0, 16, 0, 32)});
+  std::sort(p.weights.begin(), p.weights.end(),
+            [](const PackedTensor &a, const PackedTensor &b) { return a.offset < b.offset; });
+  p.layoutHash = layoutHash(p.weights, p.weightsBytes);
   for (Buffer &b : p.buffers)
     if (b.kind == BufferKind::Partials)
       b.kind = BufferKind::Activation;
@@ -956,4 +973,30 @@ TEST(PlanVerifierTest, TheDownProjectionWaitsForEveryGateUpTask) {
   Plan p = gateUpPlan();
   p.waves[kFfn].barrier = BarrierKind::None;
   EXPECT_TRUE(hasError(p, {"(gate_up on worker", "missing barrier between wave 6 and wave 7"}));
+}
+
+// Ownership: the defect the hostile-input probe found (issue #16) was one byte
+// of a plan moving a task's weight offset into another task's block of the
+// same tensor: in bounds, so the verifier passed it, and the logits changed.
+TEST(PlanVerifierTest, ATaskReadsTheRowsItOwns) {
+  Plan p = tinyPlan();
+  TaskRecord &qkv1 = taskOf(p, Opcode::Gemv, 1);
+  qkv1.weight = taskOf(p, Opcode::Gemv, 0).weight; // Worker 0's rows, for worker 1's outputs.
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 1), "of tensor 'layer0.qkv', and its rows [8, 16) are bytes [+256, +512) of it"}));
+
+  // Rows and weights moved together onto worker 0's: in step with each other,
+  // but worker 0's rows are streamed twice and worker 1's by nobody.
+  p = tinyPlan();
+  TaskRecord &moved = taskOf(p, Opcode::Gemv, 1);
+  const TaskRecord &first = taskOf(p, Opcode::Gemv, 0);
+  moved.rowBegin = first.rowBegin;
+  moved.rowEnd = first.rowEnd;
+  moved.weight = first.weight;
+  EXPECT_TRUE(hasError(p, {"tensor 'layer0.qkv': bytes [+0, +256) are streamed by ", named(p, Opcode::Gemv, 0),
+                           " and by ", named(p, Opcode::Gemv, 1)}));
+
+  // A task gone: its rows are streamed by no task.
+  p = tinyPlan();
+  p.tasks.erase(p.tasks.begin() + findTask(p, Opcode::LmHead, 3));
+  EXPECT_TRUE(hasError(p, {"tensor 'lm_head': bytes [+576, +768) are streamed by no task"}));
 }
