@@ -634,62 +634,66 @@ void Verifier::checkTiles() {
 /// FfnPartial) read it as the compiler laid it out. Each such task's weight
 /// range begins where its first row's bytes are (the tensor holds its stage's
 /// rows in order, each row's streamed bytes the same: weightBytes / rows), and
-/// together the tasks read every byte of the tensor exactly once. So a task
-/// that reads another task's rows, a row twice, or a row nobody reads is
-/// refused, though every range is inside a tensor. (Norm scales and the
-/// embedding's gather read a tensor's bytes from many tasks: not rows.)
+/// the tasks of one wave that stream a tensor read every byte of it exactly
+/// once. (A graph weight used whole by several matmuls, one wave each, is one
+/// packed tensor streamed by each of those waves.) So a task that reads
+/// another task's rows, a row twice, or a row nobody reads is refused, though
+/// every range is inside a tensor. Norm scales and the embedding's gather read
+/// a tensor's bytes from many tasks: not rows.
 void Verifier::checkWeightOwnership() {
   struct Range {
     uint64_t begin, end;
     size_t task;
   };
-  std::vector<std::vector<Range>> byTensor(plan.weights.size());
+  std::map<std::pair<size_t, uint32_t>, std::vector<Range>> byTensorAndWave;
   for (size_t i = 0; i < plan.tasks.size() && !full(); ++i) {
     const TaskRecord &t = plan.tasks[i];
     const auto op = static_cast<Opcode>(t.opcode);
     if (!(op == Opcode::Gemv || op == Opcode::LmHead || op == Opcode::GateUp || op == Opcode::FfnPartial) ||
         t.weight == kNone || t.weightBytes == 0)
       continue;
-    const uint64_t end = t.weight + t.weightBytes;
+    uint64_t end = 0;
+    if (__builtin_add_overflow(t.weight, t.weightBytes, &end))
+      continue; // The bounds check reports it.
     const int64_t home = findHome(plan.weights, tensorsByOffset, t.weight, end);
     if (home < 0)
-      continue; // The bounds check reports it.
+      continue;
     const PackedTensor &tensor = plan.weights[home];
+    // checkTask has made rows > 0 and weightBytes what they stream.
     const uint64_t rows = t.rowEnd - t.rowBegin, rowBytes = t.weightBytes / rows;
     const uint64_t expected = tensor.offset + uint64_t(t.rowBegin) * rowBytes;
-    if (t.weightBytes % rows || t.weight != expected) {
+    if (t.weight != expected) {
       error(describe(i) + " reads W" + span(t.weight, end) + " of tensor '" + tensor.name + "', and its rows [" +
             num(t.rowBegin) + ", " + num(t.rowEnd) + ") are bytes [+" + num(expected - tensor.offset) + ", +" +
             num(expected - tensor.offset + t.weightBytes) + ") of it");
       continue;
     }
-    byTensor[home].push_back({t.weight, end, i});
+    byTensorAndWave[{size_t(home), t.wave}].push_back({t.weight, end, i});
   }
-  for (size_t k = 0; k < byTensor.size() && !full(); ++k) {
-    std::vector<Range> &ranges = byTensor[k];
-    if (ranges.empty())
-      continue;
-    const PackedTensor &tensor = plan.weights[k];
-    std::sort(ranges.begin(), ranges.end(),
-              [](const Range &a, const Range &b) { return a.begin < b.begin || (a.begin == b.begin && a.task < b.task); });
+  for (auto &[key, ranges] : byTensorAndWave) {
+    if (full())
+      break;
+    const PackedTensor &tensor = plan.weights[key.first];
+    const std::string who = "tensor '" + tensor.name + "' in wave " + num(key.second) + ": bytes [+";
+    std::sort(ranges.begin(), ranges.end(), [](const Range &a, const Range &b) {
+      return a.begin < b.begin || (a.begin == b.begin && a.task < b.task);
+    });
     uint64_t at = tensor.offset;
-    for (size_t r = 0; r < ranges.size(); ++r) {
+    bool reported = false;
+    for (size_t r = 0; r < ranges.size() && !reported; ++r) {
       if (ranges[r].begin > at) {
-        error("tensor '" + tensor.name + "': bytes [+" + num(at - tensor.offset) + ", +" +
-              num(ranges[r].begin - tensor.offset) + ") are streamed by no task");
-        break;
-      }
-      if (ranges[r].begin < at) {
-        error("tensor '" + tensor.name + "': bytes [+" + num(ranges[r].begin - tensor.offset) + ", +" +
-              num(std::min(at, ranges[r].end) - tensor.offset) + ") are streamed by " + describe(ranges[r - 1].task) +
-              " and by " + describe(ranges[r].task));
-        break;
+        error(who + num(at - tensor.offset) + ", +" + num(ranges[r].begin - tensor.offset) +
+              ") are streamed by no task");
+        reported = true;
+      } else if (ranges[r].begin < at) {
+        error(who + num(ranges[r].begin - tensor.offset) + ", +" + num(std::min(at, ranges[r].end) - tensor.offset) +
+              ") are streamed by " + describe(ranges[r - 1].task) + " and by " + describe(ranges[r].task));
+        reported = true;
       }
       at = ranges[r].end;
     }
-    if (at != tensor.offset + tensor.bytes && at < tensor.offset + tensor.bytes && !full())
-      error("tensor '" + tensor.name + "': bytes [+" + num(at - tensor.offset) + ", +" + num(tensor.bytes) +
-            ") are streamed by no task");
+    if (!reported && at < tensor.offset + tensor.bytes)
+      error(who + num(at - tensor.offset) + ", +" + num(tensor.bytes) + ") are streamed by no task");
   }
 }
 

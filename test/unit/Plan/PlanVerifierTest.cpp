@@ -992,11 +992,11 @@ TEST(PlanVerifierTest, ATaskReadsTheRowsItOwns) {
   moved.rowBegin = first.rowBegin;
   moved.rowEnd = first.rowEnd;
   moved.weight = first.weight;
-  EXPECT_TRUE(hasError(p, {"tensor 'layer0.qkv': bytes [+0, +256) are streamed by ", named(p, Opcode::Gemv, 0),
+  EXPECT_TRUE(hasError(p, {"tensor 'layer0.qkv' in wave 2: bytes [+0, +256) are streamed by ", named(p, Opcode::Gemv, 0),
                            " and by ", named(p, Opcode::Gemv, 1)}));
 
   // A task gone: its rows are streamed by no task.
   p = tinyPlan();
   p.tasks.erase(p.tasks.begin() + findTask(p, Opcode::LmHead, 3));
-  EXPECT_TRUE(hasError(p, {"tensor 'lm_head': bytes [+576, +768) are streamed by no task"}));
+  EXPECT_TRUE(hasError(p, {"tensor 'lm_head' in wave 8: bytes [+576, +768) are streamed by no task"}));
 }
