@@ -113,8 +113,9 @@ for i, token in enumerate(generated):
         agree += 1
         continue
     gap = float(row[top2[0]] - row[top2[1]])
-    # One BF16 unit in the last place at the top logit: Transformers computes
-    # the logits in BF16, so two logits one ULP apart are a tie to rounding.
+    # One BF16 unit in the last place at the top logit: our K/V cache is BF16
+    # (and with --reference-dtype bfloat16 so is every activation of theirs),
+    # so two logits one ULP apart are a tie to rounding.
     resolution = float(2.0 ** (np.floor(np.log2(abs(row[top2[0]]))) - 7))
     report["disagreements"].append({"generated": i, "ours": token, "transformers": int(top2[0]),
                                     "top2_gap": gap, "bf16_ulp": resolution,

@@ -32,6 +32,9 @@ cmake --build "$build" --target "${targets[@]}"
 mkdir -p "$artifacts"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ti-fuzz-run-XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
+# The targets' own scratch folders (fuzz/FuzzSupport.cpp) go in here too, so a
+# target that crashes or is stopped leaves none behind.
+export TMPDIR=$scratch
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 

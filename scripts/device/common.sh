@@ -17,7 +17,7 @@ bin=${TI_BIN:-$root/.device/bin}
 # The lent machine lacks libutf8proc and libpcre2-8 (the tokenizer's): carry
 # them in $bin/lib (cp -L of what `ldd $bin/tirun` names).
 if [ -d "$bin/lib" ]; then
-  export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$(realpath -m "$bin/lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 out=${1:-${OUT:-${2:-/tmp/device-check}}}
 mkdir -p "$out"
