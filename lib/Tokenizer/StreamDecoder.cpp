@@ -29,10 +29,23 @@ std::string StreamDecoder::cleanUp(std::string text, bool all) {
   if (!cleanUpSpaces) return text;
   held += text;
   std::size_t cut = held.size();
-  if (!all)
+  if (!all) {
     for (std::size_t back = 1; back <= 3 && back <= held.size(); ++back)
       if (held[held.size() - back] == ' ' && tok::mayStartCleanUp(std::string_view(held).substr(held.size() - back)))
         cut = held.size() - back;
+    // Nor may a whole pattern straddle the cut: in " ' '" the held-back
+    // " '" starts with the space that ends the first " ' " (the fuzzer's
+    // find: the stream printed " '" where decode printed "'").
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (auto [pattern, replacement] : tok::kCleanUps)
+        for (std::size_t at = cut > pattern.size() ? cut - pattern.size() + 1 : 0; at < cut; ++at)
+          if (std::string_view(held).substr(at, pattern.size()) == pattern && at + pattern.size() > cut) {
+            cut = at;
+            moved = true;
+          }
+    }
+  }
   std::string out = held.substr(0, cut);
   held.erase(0, cut);
   tok::cleanUpSpaces(out);
