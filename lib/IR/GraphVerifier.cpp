@@ -9,7 +9,10 @@
 //    `attention` are graph inputs (the runtime feeds them; the K/V cache is
 //    indexed by the position).
 // 4. Outputs: at least one, each a value.
-// 5. The graph attributes the toolchain reads have their types and ranges:
+// 5. Sizes: every dimension of a weight or value fits the plan's 32-bit row,
+//    column and unit fields (at most 2^31-1); larger ones were truncated
+//    into wrong sizes in later messages ("a task needs 2212558688 bytes").
+// 6. The graph attributes the toolchain reads have their types and ranges:
 //    bos_token an id, eos_tokens an id or a list of ids, max_context a count
 //    of positions (a string or a negative number was dropped or blamed on a
 //    flag nobody gave).
@@ -18,6 +21,7 @@
 #include "ti/IR/GraphVerifier.h"
 #include "ti/IR/OpSchema.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -57,6 +61,21 @@ bool ti::verifyGraph(const Graph &graph, DiagnosticEngine &diags) {
     if (!checkpoints.insert(w.checkpoint).second)
       diags.error(w.loc, "checkpoint tensor \"" + w.checkpoint + "\" is loaded twice");
   }
+  // Once per declaration: a loop's weights and values repeat one location.
+  llvm::DenseSet<const char *> sizeReported;
+  auto checkDims = [&](const char *what, const std::string &name, const TensorType &type, llvm::SMLoc loc) {
+    for (int64_t d : type.shape)
+      if (d > INT32_MAX && sizeReported.insert(loc.getPointer()).second) {
+        diags.error(loc, llvm::Twine(what) + " '" + name + "' is " + type.str() +
+                             "; dimensions past 2^31-1 are not supported");
+        return;
+      }
+  };
+  for (const Weight &w : graph.weights)
+    checkDims("weight", w.name, w.type, w.loc);
+  for (const Value &v : graph.values)
+    checkDims("value", v.name, v.type, v.loc);
+
   for (unsigned input : graph.inputs)
     if (input >= graph.values.size() || graph.values[input].definingOp != -1)
       diags.error(graph.loc, "graph input #" + llvm::Twine(input) + " is not an input value");
