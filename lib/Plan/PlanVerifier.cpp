@@ -505,6 +505,18 @@ void Verifier::checkWeights() {
 
 void Verifier::checkBuffers() {
   const Buffer *once[kBufferKinds] = {};
+  // The arena ends where its last buffer does, rounded up to the alignment:
+  // the executors allocate arenaBytes, and a hostile plan's 2^64 - 1 wrapped
+  // the CPU executor's rounding to a 4 KiB allocation that the buffers
+  // overran (found by the mutation test's harness, which could not allocate it).
+  uint64_t end = 0;
+  for (const Buffer &b : plan.buffers)
+    if (b.offset <= UINT64_MAX - b.bytes)
+      end = std::max(end, b.offset + b.bytes);
+  const uint64_t rounded = (end + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  if (plan.arenaBytes > rounded)
+    error("the arena is " + num(plan.arenaBytes) + " bytes, and its buffers end at " + num(end) +
+          " (at most " + num(rounded) + " with the alignment)");
   for (const Buffer &b : plan.buffers) {
     std::string who = "buffer '" + b.name + "'";
     auto kind = static_cast<unsigned>(b.kind);

@@ -1000,3 +1000,14 @@ TEST(PlanVerifierTest, ATaskReadsTheRowsItOwns) {
   p.tasks.erase(p.tasks.begin() + findTask(p, Opcode::LmHead, 3));
   EXPECT_TRUE(hasError(p, {"tensor 'lm_head' in wave 8: bytes [+576, +768) are streamed by no task"}));
 }
+
+// An arena larger than its buffers: the executors allocate arenaBytes, and
+// 2^64 - 1 wrapped the CPU executor's rounding to 4 KiB (the mutation test's
+// harness found it when it could not allocate such an arena).
+TEST(PlanVerifierTest, TheArenaEndsWithItsBuffers) {
+  Plan p = tinyPlan();
+  p.arenaBytes = UINT64_MAX;
+  EXPECT_TRUE(hasError(p, {"the arena is 18446744073709551615 bytes, and its buffers end at 3648 (at most 3840 with the alignment)"}));
+  p.arenaBytes = 3840; // The buffers' end rounded up: what layout writes.
+  EXPECT_TRUE(isValid(p));
+}
