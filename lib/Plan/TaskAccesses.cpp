@@ -59,20 +59,27 @@ private:
   /// The bytes of an f32 operand's element: tagged (Tagged.h) or plain.
   uint64_t elementBytes(Operand op) const { return taggedOperand(op) ? kTaggedBytes : kA; }
 
+  /// [begin, begin + bytes), saturating. A range of some bytes whose start
+  /// itself saturated (an offset past 2^64: a mutated plan's out[1] of
+  /// 2^64 - 4 plus its candidate's index) would read as empty and escape
+  /// every bounds check; it begins just below its end instead, where no
+  /// tensor or buffer reaches.
+  static void setRange(Access &a, uint64_t begin, uint64_t bytes) {
+    a.end = add(begin, bytes);
+    a.begin = bytes != 0 && begin == kSaturated ? kSaturated - 1 : begin;
+  }
   void weights(Operand op, uint64_t begin, uint64_t bytes) {
     Access a;
     a.space = Space::Weights;
     a.operand = op;
-    a.begin = begin;
-    a.end = add(begin, bytes);
+    setRange(a, begin, bytes);
     out.push_back(a);
   }
   void plain(Operand op, bool write, uint64_t begin, uint64_t bytes, BufferKind kind) {
     Access a;
     a.operand = op;
     a.write = write;
-    a.begin = begin;
-    a.end = add(begin, bytes);
+    setRange(a, begin, bytes);
     a.expectedKinds = kindBit(kind);
     a.tagged = taggedOperand(op);
     out.push_back(a);
@@ -264,8 +271,11 @@ const char *ti::plan::operandName(Operand operand) {
 }
 
 uint64_t Access::extentBegin() const {
-  if (kind == AccessKind::CacheRow || kind == AccessKind::CacheHistory)
-    return add(cacheBase, begin);
+  if (kind == AccessKind::CacheRow || kind == AccessKind::CacheHistory) {
+    // As setRange: some bytes past a saturated start are not an empty range.
+    const uint64_t at = add(cacheBase, begin);
+    return at == kSaturated && end > begin && rows != 0 ? kSaturated - 1 : at;
+  }
   return begin;
 }
 

@@ -1001,6 +1001,16 @@ TEST(PlanVerifierTest, ATaskReadsTheRowsItOwns) {
   EXPECT_TRUE(hasError(p, {"tensor 'lm_head' in wave 8: bytes [+576, +768) are streamed by no task"}));
 }
 
+// An offset so large that adding the candidate's index saturates: the range
+// began and ended at 2^64 - 1, read as empty, and escaped the bounds check
+// (the mutation test found it: the CPU executor then wrote before the arena).
+TEST(PlanVerifierTest, AnOffsetPast2To64IsNotAnEmptyRange) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::LmHead, 1).out[1] = UINT64_MAX - 3;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::LmHead, 1),
+                           "out[1] A[+18446744073709551614, +1) is not inside one buffer"}));
+}
+
 // An arena larger than its buffers: the executors allocate arenaBytes, and
 // 2^64 - 1 wrapped the CPU executor's rounding to 4 KiB (the mutation test's
 // harness found it when it could not allocate such an arena).
