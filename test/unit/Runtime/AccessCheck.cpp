@@ -34,6 +34,33 @@ void copyRange(std::vector<uint8_t> &to, const std::vector<uint8_t> &from, uint6
     std::memcpy(to.data() + begin, from.data() + begin, end - begin);
 }
 
+/// `ranges` clipped to [0, size), sorted and joined where they touch.
+std::vector<std::pair<uint64_t, uint64_t>> merged(std::vector<std::pair<uint64_t, uint64_t>> ranges,
+                                                  uint64_t size) {
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (auto [b, e] : ranges) {
+    e = std::min(e, size);
+    if (b >= e)
+      continue;
+    if (!out.empty() && b <= out.back().second)
+      out.back().second = std::max(out.back().second, e);
+    else
+      out.emplace_back(b, e);
+  }
+  return out;
+}
+
+/// The first k in [begin, end) where a[k] != b[k], or -1.
+int64_t firstDifference(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b, uint64_t begin,
+                        uint64_t end) {
+  if (begin >= end || std::memcmp(a.data() + begin, b.data() + begin, end - begin) == 0)
+    return -1;
+  for (uint64_t k = begin;; ++k)
+    if (a[k] != b[k])
+      return int64_t(k);
+}
+
 struct Declared {
   std::vector<std::pair<uint64_t, uint64_t>> weightReads, arenaReads, arenaWrites;
 };
@@ -106,16 +133,21 @@ std::string checkTaskAccesses(const plan::Plan &p, const std::vector<uint8_t> &w
         if (b < shadowWeights.size())
           std::memset(shadowWeights.data() + b, kPoison, std::min<uint64_t>(e, shadowWeights.size()) - b);
 
-      std::vector<bool> writable(arena.size(), false);
-      for (auto [b, e] : d.arenaWrites)
-        for (uint64_t k = b; k < std::min<uint64_t>(e, arena.size()); ++k)
-          writable[k] = true;
-      for (uint64_t k = 0; k < arena.size(); ++k) {
-        if (!writable[k] && shadow[k] != before[k])
+      // Undeclared bytes as they were before the task; declared writes as
+      // the real run left them. Compared a run at a time (memcmp), byte by
+      // byte only to name the first difference.
+      const std::vector<std::pair<uint64_t, uint64_t>> writes = merged(d.arenaWrites, arena.size());
+      uint64_t at = 0;
+      for (size_t w = 0; w <= writes.size(); ++w) {
+        const uint64_t gapEnd = w < writes.size() ? writes[w].first : arena.size();
+        if (const int64_t k = firstDifference(shadow, before, at, gapEnd); k >= 0)
           return describe(p, i, "wrote A[+") + std::to_string(k) + "], which it does not declare";
-        if (writable[k] && shadow[k] != arena[k])
+        if (w == writes.size())
+          break;
+        if (const int64_t k = firstDifference(shadow, arena, writes[w].first, writes[w].second); k >= 0)
           return describe(p, i, "read what it does not declare: A[+") + std::to_string(k) +
                  "] differs when undeclared bytes are poisoned";
+        at = writes[w].second;
       }
     }
   }
