@@ -183,6 +183,28 @@ std::string ti::AtomicFileWriter::write(const void *data, size_t bytes) {
   return {};
 }
 
+std::string ti::AtomicFileWriter::writeAt(uint64_t offset, const void *data, size_t bytes) {
+  if (fd < 0)
+    return "write to a file that is not open";
+  if (offset > written || bytes > written - offset)
+    return "cannot write over bytes not yet written in '" + tmp + "'";
+  const char *p = static_cast<const char *>(data);
+  while (bytes > 0) {
+    ssize_t n = ::pwrite(fd, p, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      std::string message = "cannot write '" + tmp + "': " + std::strerror(errno);
+      abandon();
+      return message;
+    }
+    p += n;
+    bytes -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return {};
+}
+
 std::string ti::AtomicFileWriter::writeZeros(size_t bytes) {
   static const char zeros[4096] = {};
   while (bytes > 0) {

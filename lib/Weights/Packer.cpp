@@ -25,7 +25,10 @@
 //       both its reads and its writes stay in cache;
 //    d. append the chunk to the AtomicFileWriter on a writer thread, while
 //       the next chunk fills the other of two chunk buffers (writing costs
-//       as much as generating random weights); commit at the end.
+//       as much as generating random weights), adding it to the payload's
+//       checksum on the way;
+//    e. the attachments; then the header again, with the payload's checksum
+//       and its own, over the first; commit.
 //    The chunk's contents do not depend on the threads, so neither does the
 //    file.
 //
@@ -38,6 +41,7 @@
 #include "ti/Weights/SafeTensors.h"
 #include "ti/Weights/WeightsFile.h"
 #include "ti/Support/AtomicFile.h"
+#include "ti/Support/Checksum.h"
 
 #include <nlohmann/json.hpp>
 
@@ -185,6 +189,7 @@ private:
   std::unique_ptr<SafeTensorsCheckpoint> ckpt;
   std::map<std::string, Source> sources;
   AtomicFileWriter writer;
+  Checksum payload; // Of every byte after the header, in the order written.
 
   std::unique_ptr<uint16_t[]> chunks[2]; // Output; accessed as bytes for padding and reads.
   unsigned current = 0;                  // The chunk being filled; the other may be writing.
@@ -493,6 +498,7 @@ Status Packer::flush() {
   if (!e.empty())
     return Status::error(e);
   pendingWrite = std::async(std::launch::async, [this, data = chunk(), bytes = chunkUsed] {
+    payload.update(data, bytes);
     return writer.write(data, bytes);
   });
   current ^= 1;
@@ -547,9 +553,16 @@ Status Packer::run(const std::string &outPath, PackReport &report) {
     return s;
   if (std::string e = finishWrite(); !e.empty())
     return Status::error(e);
-  for (const auto &[name, contents] : opts.attachments)
+  for (const auto &[name, contents] : opts.attachments) {
+    payload.update(contents.data(), contents.size());
     if (std::string e = writer.write(contents.data(), contents.size()); !e.empty())
       return Status::error(e);
+  }
+  // The header again, now with the payload's checksum (and its own).
+  header.payloadChecksum = payload.value();
+  headerBytes = serializeWeightsHeader(header);
+  if (std::string e = writer.writeAt(0, headerBytes.data(), headerBytes.size()); !e.empty())
+    return Status::error(e);
   if (std::string e = writer.commit(); !e.empty())
     return Status::error(e);
   report.tensors = plan.weights.size();

@@ -3,13 +3,15 @@
 // Opening treats the file as hostile, in this order:
 //   1. open, fstat: a regular file; at least the 8-byte magic, which must be
 //      "TIWEIGHT" (a wrong file gets a plain answer, not "corrupt");
-//   2. the 40-byte fixed header present, the version known (1 or 2), the
-//      reserved word of version 1 zero, H a nonzero multiple of 4096 and at
-//      least the fixed header;
+//   2. the fixed header present (40 bytes, 56 from version 3), the version
+//      known (1 to 3), the reserved word of version 1 zero, H a nonzero
+//      multiple of 4096 and at least the fixed header;
 //   3. the file at least H + D bytes (overflow-safe);
-//   4. map the whole file read-only (MAP_PRIVATE);
+//   4. map the whole file read-only (MAP_PRIVATE); from version 3, the
+//      header's checksum (a damaged header is reported as damaged, not by
+//      whatever its damage makes of the table);
 //   5. the tensor table parsed entry by entry, each field's bytes proved to
-//      lie inside [40, H) before they are read, the count bounded by what H
+//      lie inside the header before they are read, the count bounded by what H
 //      can hold before anything is allocated; every tensor aligned, inside D,
 //      and overlapping no other;
 //   6. the attachment table the same way: names unique, printable ASCII, 1 to
@@ -23,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Weights/WeightsFile.h"
 
+#include "ti/Support/Checksum.h"
 #include "ti/Support/Hex.h"
 
 #include <algorithm>
@@ -42,7 +45,18 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
+/// The fixed header before the tensor table: versions 1 and 2 end at the
+/// attachment count, version 3 adds the two checksums.
 constexpr uint64_t kFixedHeaderBytes = 40;
+constexpr uint64_t kChecksummedHeaderBytes = 56;
+constexpr uint64_t kHeaderChecksumAt = 40, kPayloadChecksumAt = 48;
+uint64_t fixedHeaderBytes(uint32_t version) {
+  return version >= 3 ? kChecksummedHeaderBytes : kFixedHeaderBytes;
+}
+
+uint64_t headerChecksum(const uint8_t *header, uint64_t bytes) {
+  return weightsHeaderChecksum(header, bytes);
+}
 constexpr uint64_t kEntryFixedBytes = 20; // offset, bytes, name length.
 
 std::string hex(uint64_t v) { return "0x" + hexDigits(v); }
@@ -79,6 +93,16 @@ std::string shown(const std::string &name) {
 
 } // namespace
 
+uint64_t ti::weightsHeaderChecksum(const uint8_t *header, uint64_t bytes) {
+  static const uint8_t zeros[8] = {};
+  if (bytes < kChecksummedHeaderBytes)
+    return 0; // No version 3 header is this short.
+  Checksum c;
+  c.update(header, kHeaderChecksumAt).update(zeros, sizeof zeros);
+  c.update(header + kHeaderChecksumAt + 8, bytes - kHeaderChecksumAt - 8);
+  return c.value();
+}
+
 WeightsHeader ti::weightsHeaderFor(const plan::Plan &plan) {
   WeightsHeader h;
   h.layoutHash = plan.layoutHash;
@@ -90,7 +114,7 @@ WeightsHeader ti::weightsHeaderFor(const plan::Plan &plan) {
 
 std::string ti::serializeWeightsHeader(WeightsHeader &header) {
   std::string out(kWeightsMagic, sizeof kWeightsMagic);
-  uint64_t used = kFixedHeaderBytes;
+  uint64_t used = fixedHeaderBytes(header.version);
   for (const WeightsTensorEntry &t : header.tensors)
     used += kEntryFixedBytes + t.name.size();
   uint64_t next = 0;
@@ -107,6 +131,10 @@ std::string ti::serializeWeightsHeader(WeightsHeader &header) {
   store<uint64_t>(out, header.dataBytes);
   store<uint32_t>(out, static_cast<uint32_t>(header.tensors.size()));
   store<uint32_t>(out, static_cast<uint32_t>(header.attachments.size()));
+  if (header.version >= 3) {
+    store<uint64_t>(out, 0); // The header checksum, below.
+    store<uint64_t>(out, header.payloadChecksum);
+  }
   for (const WeightsTensorEntry &t : header.tensors) {
     store<uint64_t>(out, t.offset);
     store<uint64_t>(out, t.bytes);
@@ -120,6 +148,11 @@ std::string ti::serializeWeightsHeader(WeightsHeader &header) {
     out += a.name;
   }
   out.resize(header.headerBytes, '\0');
+  if (header.version >= 3) {
+    header.headerChecksum =
+        headerChecksum(reinterpret_cast<const uint8_t *>(out.data()), out.size());
+    std::memcpy(out.data() + kHeaderChecksumAt, &header.headerChecksum, 8);
+  }
   return out;
 }
 
@@ -144,7 +177,7 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
     return fail("is not a regular file");
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
-  uint8_t fixed[kFixedHeaderBytes] = {};
+  uint8_t fixed[kChecksummedHeaderBytes] = {};
   ssize_t got = size == 0 ? 0 : ::pread(fd, fixed, std::min<uint64_t>(size, sizeof fixed), 0);
   if (got < 0) {
     std::string e = std::strerror(errno);
@@ -162,23 +195,29 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
     ::close(fd);
     return fail(what);
   };
-  if (have < kFixedHeaderBytes)
+  const uint32_t version = have >= 12 ? load<uint32_t>(fixed + 8) : 0;
+  const uint64_t fixedBytes = fixedHeaderBytes(version);
+  if (have < fixedBytes)
     return closeAndFail("is truncated: " + num(size) + " bytes, less than the " +
-                        num(kFixedHeaderBytes) + "-byte header");
+                        num(fixedBytes) + "-byte header");
   auto file = std::unique_ptr<WeightsFile>(new WeightsFile());
   file->path_ = path;
   WeightsHeader &h = file->header_;
-  h.version = load<uint32_t>(fixed + 8);
+  h.version = version;
   h.headerBytes = load<uint32_t>(fixed + 12);
   h.layoutHash = load<uint64_t>(fixed + 16);
   h.dataBytes = load<uint64_t>(fixed + 24);
   uint32_t count = load<uint32_t>(fixed + 32), reserved = load<uint32_t>(fixed + 36);
-  if (h.version != 1 && h.version != kWeightsFormatVersion)
+  if (h.version < 1 || h.version > kWeightsFormatVersion)
     return closeAndFail("has weights format version " + num(h.version) + "; this build reads 1 to " +
                         num(kWeightsFormatVersion));
   if (h.version == 1 && reserved != 0)
     return closeAndFail("has a nonzero reserved header word");
   uint32_t attachmentCount = h.version == 1 ? 0 : reserved;
+  if (h.version >= 3) {
+    h.headerChecksum = load<uint64_t>(fixed + kHeaderChecksumAt);
+    h.payloadChecksum = load<uint64_t>(fixed + kPayloadChecksumAt);
+  }
   if (h.headerBytes == 0 || h.headerBytes % kWeightsHeaderAlignment)
     return closeAndFail("has a header of " + num(h.headerBytes) + " bytes, not a multiple of " +
                         num(kWeightsHeaderAlignment));
@@ -201,10 +240,14 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
     return Status::error("cannot map " + who + ": " + std::strerror(mapErrno));
   file->base_ = static_cast<const uint8_t *>(map);
   file->mappedBytes_ = size;
-
-  // 5. The tensor table, inside [40, H).
   const uint8_t *base = file->base_;
-  uint64_t at = kFixedHeaderBytes, end = h.headerBytes;
+  if (h.version >= 3)
+    if (uint64_t sum = headerChecksum(base, h.headerBytes); sum != h.headerChecksum)
+      return fail("has a damaged header: its checksum is " + hex(h.headerChecksum) +
+                  ", its bytes give " + hex(sum));
+
+  // 5. The tensor table, inside [fixedBytes, H).
+  uint64_t at = fixedBytes, end = h.headerBytes;
   if (count > (end - at) / kEntryFixedBytes)
     return fail("has " + num(count) + " tensors, more than its " + num(end) +
                 "-byte header can hold");
@@ -295,6 +338,19 @@ std::optional<std::string_view> WeightsFile::attachment(std::string_view name) c
                                                              a.offset),
                               a.bytes);
   return std::nullopt;
+}
+
+Status WeightsFile::verifyPayload() const {
+  std::string who = "'" + path_ + "'";
+  if (header_.version < 3)
+    return Status::error(who + " has no payload checksum (weights format " +
+                         num(header_.version) + "; tipack writes format " +
+                         num(kWeightsFormatVersion) + ")");
+  const uint64_t payload = mappedBytes_ - header_.headerBytes;
+  if (uint64_t sum = checksum(base_ + header_.headerBytes, payload); sum != header_.payloadChecksum)
+    return Status::error(who + " is damaged: its " + num(payload) + " bytes of weights and attachments give checksum " + hex(sum) +
+                         ", the header says " + hex(header_.payloadChecksum));
+  return Status();
 }
 
 Status WeightsFile::checkAgainst(const plan::Plan &plan) const {

@@ -42,6 +42,9 @@ public:
   std::string write(const void *data, size_t bytes);
   /// Appends `bytes` zero bytes.
   std::string writeZeros(size_t bytes);
+  /// Writes over bytes already written, at `offset` (a header whose
+  /// checksums are known only at the end); the size does not change.
+  std::string writeAt(uint64_t offset, const void *data, size_t bytes);
   std::string commit();
 
   uint64_t bytesWritten() const { return written; }

@@ -6,14 +6,21 @@
 //
 // Layout (all integers little-endian):
 //   offset 0   char[8]  magic "TIWEIGHT"
-//          8   u32      format version: 2 (kWeightsFormatVersion); 1 is read too
+//          8   u32      format version: 3 (kWeightsFormatVersion); 1 and 2
+//                       are read too (they have no checksums: the fields at
+//                       40 and 48 are not there, the table starts at 40)
 //         12   u32      header bytes H: where the data section starts; a
 //                       multiple of kWeightsHeaderAlignment (4096)
 //         16   u64      layout hash: the plan's layoutHash
 //         24   u64      data bytes D: the plan's weightsBytes
 //         32   u32      tensor count T
 //         36   u32      attachment count A (version 1: reserved, 0)
-//         40   T entries: u64 offset, u64 bytes (in the data section),
+//         40   u64      header checksum: of bytes [0, H), these 8 taken as
+//                       zero (Checksum.h: XXH3-64); checked at every open
+//         48   u64      payload checksum: of the D + S bytes after the header;
+//                       checked on request (verifyPayload, tirun
+//                       --verify-weights: it reads the whole file)
+//         56   T entries: u64 offset, u64 bytes (in the data section),
 //                         u32 name length N, N bytes of name (the packed
 //                         tensor's name), no padding
 //         ...  A entries, the same form: offset and bytes in the attachment
@@ -49,7 +56,7 @@
 namespace ti {
 
 constexpr char kWeightsMagic[8] = {'T', 'I', 'W', 'E', 'I', 'G', 'H', 'T'};
-constexpr uint32_t kWeightsFormatVersion = 2;
+constexpr uint32_t kWeightsFormatVersion = 3;
 /// Attachment names are short; contents at most 256 MiB each.
 constexpr uint32_t kMaxAttachmentNameBytes = 255;
 constexpr uint32_t kMaxAttachments = 64;
@@ -73,6 +80,10 @@ struct WeightsHeader {
   uint64_t headerBytes = 0;
   uint64_t layoutHash = 0;
   uint64_t dataBytes = 0;
+  /// Version 3: the checksums (0 in older versions). serializeWeightsHeader
+  /// computes headerChecksum from the other bytes; payloadChecksum is the
+  /// writer's, once it has written the payload.
+  uint64_t headerChecksum = 0, payloadChecksum = 0;
   std::vector<WeightsTensorEntry> tensors;
   std::vector<WeightsAttachmentEntry> attachments;
   /// S: the attachment section's bytes.
@@ -84,8 +95,15 @@ struct WeightsHeader {
 /// The header a weights file for `plan` must have.
 WeightsHeader weightsHeaderFor(const plan::Plan &plan);
 /// The header's bytes, zero-padded to headerBytes (computed here, and the
-/// attachments' offsets: each follows the one before).
+/// attachments' offsets: each follows the one before, and the header
+/// checksum). A writer that learns the payload checksum only after writing
+/// the payload serialises the header again with it and writes it over the
+/// first (the size does not change).
 std::string serializeWeightsHeader(WeightsHeader &header);
+/// The checksum a version 3 header of `bytes` bytes at `header` must carry
+/// (its own field taken as zero): for tests and fuzz targets that edit a
+/// header and must get past the check to what they edit.
+uint64_t weightsHeaderChecksum(const uint8_t *header, uint64_t bytes);
 
 class WeightsFile {
 public:
@@ -99,6 +117,11 @@ public:
   /// Checks the file is the one `plan` needs: layout hash, data size, and the
   /// tensor table equal to the plan's packed tensors. One line on mismatch.
   Status checkAgainst(const plan::Plan &plan) const;
+
+  /// Reads the whole payload (data and attachments) and compares its
+  /// checksum with the header's: one line if they differ, or if the file
+  /// (format 1 or 2) has none.
+  Status verifyPayload() const;
 
   const WeightsHeader &header() const { return header_; }
   /// The data section (D bytes), 4096-aligned.

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ti/Support/Checksum.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +30,12 @@ using namespace ti::plan;
 namespace fs = std::filesystem;
 
 namespace {
+
+template <typename T> T at(const std::string &bytes, size_t offset) {
+  T v;
+  std::memcpy(&v, bytes.data() + offset, sizeof v);
+  return v;
+}
 
 /// A layout with a norm scale, a row block and a transposed column block.
 Plan smallPlan(uint64_t downCols = 24) {
@@ -55,6 +63,17 @@ void writeAll(const std::string &path, const std::string &bytes) {
 
 std::string hex(uint64_t v) { return "0x" + hexDigits(v); }
 
+/// `bytes` with its header's checksum made right again (after an edit that a
+/// test means the parser, not the checksum, to find).
+std::string sealed(std::string bytes) {
+  const uint64_t h = at<uint32_t>(bytes, 12);
+  if (bytes.size() < 56 || h > bytes.size())
+    return bytes; // A header size past the file: nothing to seal.
+  const uint64_t sum = weightsHeaderChecksum(reinterpret_cast<const uint8_t *>(bytes.data()), h);
+  std::memcpy(&bytes[40], &sum, 8);
+  return bytes;
+}
+
 class WeightsFileTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -81,12 +100,6 @@ protected:
   std::string dir, file, good;
 };
 
-template <typename T> T at(const std::string &bytes, size_t offset) {
-  T v;
-  std::memcpy(&v, bytes.data() + offset, sizeof v);
-  return v;
-}
-
 TEST_F(WeightsFileTest, HeaderBytesFollowTheSpec) {
   WeightsHeader h = weightsHeaderFor(plan);
   std::string bytes = serializeWeightsHeader(h);
@@ -99,15 +112,23 @@ TEST_F(WeightsFileTest, HeaderBytesFollowTheSpec) {
   EXPECT_EQ(at<uint64_t>(bytes, 24), 3584u);
   EXPECT_EQ(at<uint32_t>(bytes, 32), 2u);
   EXPECT_EQ(at<uint32_t>(bytes, 36), 0u);
-  EXPECT_EQ(at<uint64_t>(bytes, 40), 0u);
-  EXPECT_EQ(at<uint64_t>(bytes, 48), 128u);
-  EXPECT_EQ(at<uint32_t>(bytes, 56), 4u);
-  EXPECT_EQ(bytes.substr(60, 4), "norm");
-  EXPECT_EQ(at<uint64_t>(bytes, 64), 256u);
-  EXPECT_EQ(at<uint64_t>(bytes, 72), 3200u);
-  EXPECT_EQ(at<uint32_t>(bytes, 80), 5u);
-  EXPECT_EQ(bytes.substr(84, 5), "mixed");
-  EXPECT_EQ(bytes.find_first_not_of('\0', 89), std::string::npos);
+  // The header's checksum over its bytes with this field as zero; the
+  // payload's, as the writer says (0 here).
+  EXPECT_EQ(at<uint64_t>(bytes, 40), h.headerChecksum);
+  EXPECT_EQ(sealed(bytes), bytes);
+  std::string unsealed = bytes;
+  std::memset(&unsealed[40], 0, 8);
+  EXPECT_EQ(h.headerChecksum, checksum(unsealed.data(), unsealed.size()));
+  EXPECT_EQ(at<uint64_t>(bytes, 48), 0u);
+  EXPECT_EQ(at<uint64_t>(bytes, 56), 0u);
+  EXPECT_EQ(at<uint64_t>(bytes, 64), 128u);
+  EXPECT_EQ(at<uint32_t>(bytes, 72), 4u);
+  EXPECT_EQ(bytes.substr(76, 4), "norm");
+  EXPECT_EQ(at<uint64_t>(bytes, 80), 256u);
+  EXPECT_EQ(at<uint64_t>(bytes, 88), 3200u);
+  EXPECT_EQ(at<uint32_t>(bytes, 96), 5u);
+  EXPECT_EQ(bytes.substr(100, 5), "mixed");
+  EXPECT_EQ(bytes.find_first_not_of('\0', 105), std::string::npos);
 
   // A table longer than one page takes the next multiple of 4096.
   h.tensors.assign(300, {std::string(20, 'n'), 0, 0});
@@ -149,15 +170,15 @@ TEST_F(WeightsFileTest, Truncated) {
   EXPECT_EQ(openError(good.substr(0, 4096)),
             "'" + file + "' is truncated: 4096 bytes, the header says 7680");
   EXPECT_EQ(openError(good.substr(0, 20)),
-            "'" + file + "' is truncated: 20 bytes, less than the 40-byte header");
+            "'" + file + "' is truncated: 20 bytes, less than the 56-byte header");
   EXPECT_EQ(openError(good + "x"),
             "'" + file + "' has 7681 bytes, the header says 7680 (trailing bytes)");
 }
 
 TEST_F(WeightsFileTest, HeaderFields) {
   std::string bytes = good;
-  bytes[8] = 3;
-  EXPECT_EQ(openError(bytes), "'" + file + "' has weights format version 3; this build reads 1 to 2");
+  bytes[8] = 4;
+  EXPECT_EQ(openError(bytes), "'" + file + "' has weights format version 4; this build reads 1 to 3");
   bytes = good;
   bytes[12] = 1;
   EXPECT_EQ(openError(bytes),
@@ -166,28 +187,30 @@ TEST_F(WeightsFileTest, HeaderFields) {
   bytes[8] = 1; // Version 1 had no attachments: the word was reserved.
   bytes[37] = 1;
   EXPECT_EQ(openError(bytes), "'" + file + "' has a nonzero reserved header word");
+  // The edits below are resealed: what they change must be found by the
+  // parser, as in a file written wrong rather than damaged.
   bytes = good;
   bytes[32] = 0; // Count 0: the table's bytes are left over, and not zero.
-  EXPECT_EQ(openError(bytes), "'" + file + "' has nonzero bytes after its tensor table, at 48");
+  EXPECT_EQ(openError(sealed(bytes)), "'" + file + "' has nonzero bytes after its tensor table, at 64");
   bytes = good;
   std::memset(&bytes[32], 0xff, 4);
-  EXPECT_EQ(openError(bytes),
+  EXPECT_EQ(openError(sealed(bytes)),
             "'" + file + "' has 4294967295 tensors, more than its 4096-byte header can hold");
   bytes = good;
-  bytes[57] = 0x7f; // The first name runs past the header.
-  EXPECT_EQ(openError(bytes),
+  bytes[73] = 0x7f; // The first name runs past the header.
+  EXPECT_EQ(openError(sealed(bytes)),
             "'" + file + "' has a tensor table that overruns its header at entry 0");
   bytes = good;
-  bytes[65] = 0; // 'mixed' moves onto 'norm'.
-  EXPECT_EQ(openError(bytes), "'" + file + "' has overlapping tensors 'norm' and 'mixed'");
+  bytes[81] = 0; // 'mixed' moves onto 'norm'.
+  EXPECT_EQ(openError(sealed(bytes)), "'" + file + "' has overlapping tensors 'norm' and 'mixed'");
   bytes = good;
-  bytes[64] = 1; // Misaligned.
-  EXPECT_EQ(openError(bytes), "'" + file +
+  bytes[80] = 1; // Misaligned.
+  EXPECT_EQ(openError(sealed(bytes)), "'" + file +
                                   "' has tensor 'mixed' (entry 1) at offset 257, not a "
                                   "multiple of 256");
   bytes = good;
-  bytes[73] = 0x10; // 'mixed' ends past the data.
-  EXPECT_EQ(openError(bytes), "'" + file +
+  bytes[89] = 0x10; // 'mixed' ends past the data.
+  EXPECT_EQ(openError(sealed(bytes)), "'" + file +
                                   "' has tensor 'mixed' (entry 1) [256, +4224) outside its 3584 "
                                   "data bytes");
 }
@@ -203,8 +226,8 @@ TEST_F(WeightsFileTest, WrongPlan) {
                              hex(other.layoutHash) + ")");
   // The same hash with another table: a file edited after packing.
   std::string bytes = good;
-  bytes[60] = 'f'; // "norm" -> "form"
-  writeAll(file, bytes);
+  bytes[76] = 'f'; // "norm" -> "form"
+  writeAll(file, sealed(bytes));
   auto edited = WeightsFile::open(file);
   ASSERT_TRUE(edited.ok()) << edited.status().message();
   EXPECT_EQ((*edited)->checkAgainst(plan).message(),
@@ -230,7 +253,8 @@ TEST_F(WeightsFileTest, FlippedHeaderBytesNeverCrash) {
     size_t span = i % 4 == 0 ? 4096 : 100;
     for (int k = 0, n = 1 + rng() % 4; k < n; ++k)
       bytes[rng() % span] = static_cast<char>(rng());
-    writeAll(file, bytes);
+    // Half resealed, so that the flips reach the parser past the checksum.
+    writeAll(file, i % 2 ? sealed(bytes) : bytes);
     auto w = WeightsFile::open(file);
     if (!w.ok()) {
       EXPECT_EQ(w.status().message().find('\n'), std::string::npos);
@@ -275,17 +299,59 @@ TEST_F(WeightsFileTest, KeepsAttachmentsAfterTheData) {
   EXPECT_EQ(openError(damaged), "'" + file + "' is truncated: 7694 bytes, the header says 7695");
   EXPECT_EQ(openError(bytes + "x"), "'" + file + "' has 7696 bytes, the header says 7695 (trailing bytes)");
   // The attachment table follows the two tensor entries, norm and mixed.
-  std::size_t table = 40 + (20 + 4) + (20 + 5);
+  std::size_t table = 56 + (20 + 4) + (20 + 5);
   damaged = bytes;
   damaged[table + 34 + 1] = 0x01; // the second entry's offset moves by 256: a gap
-  EXPECT_EQ(openError(damaged),
+  EXPECT_EQ(openError(sealed(damaged)),
             "'" + file + "' has attachment 'generation_config.json' at 269, not right after the one before (13)");
   damaged = bytes;
   damaged[36] = 65; // the attachment count
-  EXPECT_EQ(openError(damaged), "'" + file + "' has 65 attachments, more than 64");
+  EXPECT_EQ(openError(sealed(damaged)), "'" + file + "' has 65 attachments, more than 64");
   damaged = bytes;
   std::memcpy(&damaged[table + 20 + 14 + 20], "tokenizer.json", 14); // two names alike
   damaged.replace(table + 20 + 14 + 16, 4, std::string("\x0e\0\0\0", 4));
-  EXPECT_NE(openError(damaged).find("has two attachments named 'tokenizer.json'"), std::string::npos)
-      << openError(damaged);
+  EXPECT_NE(openError(sealed(damaged)).find("has two attachments named 'tokenizer.json'"), std::string::npos)
+      << openError(sealed(damaged));
+  // The payload's checksum covers the attachments.
+  damaged = bytes;
+  damaged.back() ^= 1;
+  writeAll(file, damaged);
+  auto flipped = WeightsFile::open(file);
+  ASSERT_TRUE(flipped.ok()) << flipped.status().message();
+  EXPECT_NE((*flipped)->verifyPayload().message().find("is damaged"), std::string::npos);
+}
+
+// Version 3: the header is checked at every open, the payload on request.
+TEST_F(WeightsFileTest, ChecksumsFindDamage) {
+  auto w = WeightsFile::open(file);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_TRUE((*w)->verifyPayload().ok()) << (*w)->verifyPayload().message();
+  const uint64_t payloadSum = at<uint64_t>(good, 48);
+  EXPECT_EQ(payloadSum, checksum(good.data() + 4096, good.size() - 4096));
+
+  std::string bytes = good;
+  bytes[77] ^= 0x20; // "norm" -> "nOrm": a damaged table, not resealed.
+  EXPECT_EQ(openError(bytes), "'" + file + "' has a damaged header: its checksum is " +
+                                  hex(at<uint64_t>(good, 40)) + ", its bytes give " +
+                                  hex(weightsHeaderChecksum(
+                                      reinterpret_cast<const uint8_t *>(bytes.data()), 4096)));
+  bytes = good;
+  bytes[4096 + 1000] ^= 1; // One bit of the weights.
+  writeAll(file, bytes);
+  auto damaged = WeightsFile::open(file);
+  ASSERT_TRUE(damaged.ok()) << damaged.status().message(); // Opening reads only the header.
+  EXPECT_EQ((*damaged)->verifyPayload().message(),
+            "'" + file + "' is damaged: its 3584 bytes of weights and attachments give checksum " +
+                hex(checksum(bytes.data() + 4096, 3584)) + ", the header says " + hex(payloadSum));
+
+  // A version 2 file (no checksums) opens as before; it cannot be verified.
+  WeightsHeader h = weightsHeaderFor(plan);
+  h.version = 2;
+  std::string v2 = serializeWeightsHeader(h) + good.substr(4096);
+  ASSERT_EQ(openError(v2), "");
+  auto old = WeightsFile::open(file);
+  ASSERT_TRUE(old.ok());
+  EXPECT_TRUE((*old)->checkAgainst(plan).ok());
+  EXPECT_EQ((*old)->verifyPayload().message(),
+            "'" + file + "' has no payload checksum (weights format 2; tipack writes format 3)");
 }
