@@ -43,7 +43,8 @@ StatusOr<std::shared_ptr<const LoadedPlan>> ti::loadPlan(plan::Plan planValue,
 }
 
 StatusOr<std::shared_ptr<const LoadedPlan>> ti::loadPlan(const std::string &planPath,
-                                                         const std::string &weightsPath) {
+                                                         const std::string &weightsPath,
+                                                         bool verifyWeights) {
   auto p = plan::readPlanFile(planPath);
   if (!p) {
     const std::string &m = p.status().message();
@@ -55,6 +56,9 @@ StatusOr<std::shared_ptr<const LoadedPlan>> ti::loadPlan(const std::string &plan
   auto w = WeightsFile::open(weightsPath);
   if (!w)
     return w.status();
+  if (verifyWeights)
+    if (Status s = (*w)->verifyPayload(); !s.ok())
+      return s;
   auto lp = loadPlan(std::move(*p), std::move(*w));
   if (!lp)
     return Status::error("'" + planPath + "': " + lp.status().message());

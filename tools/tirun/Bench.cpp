@@ -202,13 +202,15 @@ int runBench(int argc, char **argv) {
       ->check(CLI::Range(1, int(plan::kMaxStepsPerLaunch)));
   app.add_flag("--serve", serveMode,
                "answer the worker protocol on standard input/output (bench/run_bench.py)");
+  bool verifyWeights = false;
+  addVerifyWeightsOption(app, verifyWeights);
   if (auto exit = parseCommandLine(app, argc, argv))
     return *exit;
   auto contexts = parseIntegerList(contextsText, 0, INT32_MAX, "--contexts",
                                    "a context (a count of positions)");
   if (!contexts)
     return fail(contexts.status().message());
-  auto loaded = loadPlan(planPath, weightsPath);
+  auto loaded = loadPlan(planPath, weightsPath, verifyWeights);
   if (!loaded)
     return fail(loaded.status().message());
   const plan::Plan &plan = (*loaded)->plan;

@@ -71,12 +71,14 @@ int runChat(int argc, char **argv) {
   app.add_option("--system", system, "a system message that starts the conversation");
   app.add_option("-n,--tokens", maxNew, "tokens per reply at most (default 512)");
   addSamplingOptions(app, sampling);
+  bool verifyWeights = false;
+  addVerifyWeightsOption(app, verifyWeights);
   if (auto exit = parseCommandLine(app, argc, argv))
     return *exit;
   if (maxNew < 1)
     return fail("-n must be at least 1");
 
-  auto loaded = loadPlan(planPath, weightsPath);
+  auto loaded = loadPlan(planPath, weightsPath, verifyWeights);
   if (!loaded)
     return fail(loaded.status().message());
   auto tokenizer = loadTokenizer(tokenizerPath, (*loaded)->weights.get());

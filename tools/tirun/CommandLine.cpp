@@ -6,6 +6,12 @@
 
 namespace ti::tirun {
 
+void addVerifyWeightsOption(CLI::App &app, bool &verify) {
+  app.add_flag("--verify-weights", verify,
+               "read the whole weights file before running and compare its checksum: finds a "
+               "damaged file at the cost of one read of it (its header is checked always)");
+}
+
 int fail(const std::string &message) {
   std::fprintf(stderr, "tirun: error: %s\n", message.c_str());
   return 1;

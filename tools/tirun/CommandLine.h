@@ -19,6 +19,9 @@
 
 namespace ti::tirun {
 
+/// --verify-weights into `verify`: every subcommand that loads weights has it.
+void addVerifyWeightsOption(CLI::App &app, bool &verify);
+
 /// Prints "tirun: error: MESSAGE" on standard error; returns 1, the exit status.
 int fail(const std::string &message);
 

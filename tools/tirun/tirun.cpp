@@ -105,6 +105,8 @@ int main(int argc, char **argv) {
                  "CUDA backend: record every worker's tasks and barrier waits over one step of "
                  "the last launch (its second step, or its only one) and write them as "
                  "Chrome/Perfetto trace JSON to this file");
+  bool verifyWeights = false;
+  ti::tirun::addVerifyWeightsOption(app, verifyWeights);
   if (auto exit = ti::tirun::parseCommandLine(app, argc, argv))
     return *exit;
 
@@ -112,7 +114,7 @@ int main(int argc, char **argv) {
     if (app.count(option))
       if (std::string e = ti::checkOutputPath(option, *path, {planPath, weightsPath, promptFile}); !e.empty())
         return fail(e);
-  auto loaded = ti::loadPlan(planPath, weightsPath);
+  auto loaded = ti::loadPlan(planPath, weightsPath, verifyWeights);
   if (!loaded)
     return fail(loaded.status().message());
   const ti::plan::Plan &plan = (*loaded)->plan;

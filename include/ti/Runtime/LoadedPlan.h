@@ -35,8 +35,12 @@ struct LoadedPlan {
   SelectParams selectParams() const;
 };
 
+/// With `verifyWeights`, the whole weights file is read first and its
+/// payload checksum compared (WeightsFile::verifyPayload); its header's
+/// checksum is compared at every load.
 StatusOr<std::shared_ptr<const LoadedPlan>> loadPlan(const std::string &planPath,
-                                                     const std::string &weightsPath);
+                                                     const std::string &weightsPath,
+                                                     bool verifyWeights = false);
 
 /// The same from a plan already in memory (tests); the plan is verified.
 StatusOr<std::shared_ptr<const LoadedPlan>> loadPlan(plan::Plan plan,
