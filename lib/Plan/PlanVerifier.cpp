@@ -314,27 +314,37 @@ void Verifier::checkTask(size_t index) {
     const char *name;
     bool used;
     bool present;
+    uint64_t value;
   };
   bool gemvLike = op == Opcode::Gemv || op == Opcode::LmHead || op == Opcode::GateUp;
   bool attention = op == Opcode::Attention;
   Field fields[] = {
-      {"weight", gemvLike || op == Opcode::Embed || op == Opcode::FfnPartial, t.weight != kNone},
-      {"norm", op == Opcode::FfnPartial, t.norm != kNone},
-      {"in[0]", op != Opcode::Nop, t.in[0] != kNone},
+      {"weight", gemvLike || op == Opcode::Embed || op == Opcode::FfnPartial, t.weight != kNone,
+       t.weight},
+      {"norm", op == Opcode::FfnPartial, t.norm != kNone, t.norm},
+      {"in[0]", op != Opcode::Nop, t.in[0] != kNone, t.in[0]},
       {"in[1]",
        op == Opcode::SelectToken || attention || op == Opcode::ReduceResidual ||
            (t.flags & kFlagResidual),
-       t.in[1] != kNone},
-      {"in[2]", attention, t.in[2] != kNone},
-      {"out[0]", op != Opcode::Nop, t.out[0] != kNone},
+       t.in[1] != kNone, t.in[1]},
+      {"in[2]", attention, t.in[2] != kNone, t.in[2]},
+      {"out[0]", op != Opcode::Nop, t.out[0] != kNone, t.out[0]},
       {"out[1]",
        attention || op == Opcode::LmHead ||
            (t.flags & (kFlagVCache | kFlagRecord)),
-       t.out[1] != kNone},
+       t.out[1] != kNone, t.out[1]},
   };
-  for (const Field &f : fields)
+  for (const Field &f : fields) {
     if (f.used && !f.present)
       error(who + " has no " + f.name);
+    // The workers load operands in 16-byte vectors from these offsets: a
+    // misaligned one is a fault on the GPU and undefined behaviour on the
+    // CPU (the mutation test moved a reduce's in[0] by a byte, and the
+    // bounds alone allowed it).
+    if (f.present && f.value % kOperandAlignment != 0)
+      error(who + " has " + f.name + " at " + num(f.value) + ", not a multiple of " +
+            num(kOperandAlignment));
+  }
 
   if (isRowTask(op) && t.rowBegin >= t.rowEnd) {
     error(who + " has empty rows [" + num(t.rowBegin) + ", " + num(t.rowEnd) + ")");

@@ -31,6 +31,9 @@ constexpr const char *kFileIdentifier = "TIPL";
 constexpr uint64_t kWeightAlignment = 256;
 /// Every arena buffer starts at a multiple of this.
 constexpr uint64_t kArenaAlignment = 256;
+/// Every offset a task record names (weight, norm, in[], out[]) is a multiple
+/// of this: the workers load operands in 16-byte vectors.
+constexpr uint64_t kOperandAlignment = 16;
 
 struct ModelInfo {
   std::string name;

@@ -428,9 +428,9 @@ TEST(PlanVerifierTest, ArenaSliceOutOfBounds) {
 
 TEST(PlanVerifierTest, WeightsSliceOutOfBounds) {
   Plan p = tinyPlan();
-  taskOf(p, Opcode::Gemv, 3).weight += 8; // The qkv gemv's slice runs past its tensor.
+  taskOf(p, Opcode::Gemv, 3).weight += 16; // The qkv gemv's slice runs past its tensor.
   EXPECT_TRUE(hasError(
-      p, {named(p, Opcode::Gemv, 3), "weight W[+2056, +256) is not inside one packed tensor"}));
+      p, {named(p, Opcode::Gemv, 3), "weight W[+2064, +256) is not inside one packed tensor"}));
 }
 
 TEST(PlanVerifierTest, OperandInWrongBufferKind) {
@@ -1006,9 +1006,21 @@ TEST(PlanVerifierTest, ATaskReadsTheRowsItOwns) {
 // (the mutation test found it: the CPU executor then wrote before the arena).
 TEST(PlanVerifierTest, AnOffsetPast2To64IsNotAnEmptyRange) {
   Plan p = tinyPlan();
-  taskOf(p, Opcode::LmHead, 1).out[1] = UINT64_MAX - 3;
-  EXPECT_TRUE(hasError(p, {named(p, Opcode::LmHead, 1),
+  taskOf(p, Opcode::LmHead, 2).out[1] = UINT64_MAX - 15; // + 2 candidates of 8 bytes
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::LmHead, 2),
                            "out[1] A[+18446744073709551614, +1) is not inside one buffer"}));
+}
+
+// The workers load operands in 16-byte vectors: a reduce's in[0] a byte past
+// its buffer's start was inside the buffer, passed, and made the CPU executor
+// load misaligned floats (the mutation test under UBSan found it).
+TEST(PlanVerifierTest, OperandsAreAligned) {
+  Plan p = tinyPlan();
+  taskOf(p, Opcode::ReduceResidual, 3).in[0] += 1;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::ReduceResidual, 3), "has in[0] at", "not a multiple of 16"}));
+  p = tinyPlan();
+  taskOf(p, Opcode::Gemv, 3).weight += 8;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 3), "has weight at 2056, not a multiple of 16"}));
 }
 
 // An arena larger than its buffers: the executors allocate arenaBytes, and
