@@ -9,7 +9,7 @@
 #include "TextGenerate.h"
 
 #include "CommandLine.h"
-#include "StopStrings.h"
+#include "ti/Tokenizer/StopStrings.h"
 
 #include "ti/Plan/TokenBytes.h"
 #include "ti/Runtime/DecodeSession.h"

@@ -1,9 +1,9 @@
 //===- StopStrings.cpp - Ending generated text at a stop string -----------===//
-#include "StopStrings.h"
+#include "ti/Tokenizer/StopStrings.h"
 
 #include <algorithm>
 
-namespace ti::tirun {
+namespace ti {
 
 std::string StopStrings::feed(const std::string &piece, bool &hit) {
   pending += piece;
@@ -36,4 +36,4 @@ std::string StopStrings::flush() {
   return out;
 }
 
-} // namespace ti::tirun
+} // namespace ti

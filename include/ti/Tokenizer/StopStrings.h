@@ -6,13 +6,13 @@
 // starts on a character boundary.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TI_TOOLS_TIRUN_STOPSTRINGS_H
-#define TI_TOOLS_TIRUN_STOPSTRINGS_H
+#ifndef TI_TOKENIZER_STOPSTRINGS_H
+#define TI_TOKENIZER_STOPSTRINGS_H
 
 #include <string>
 #include <vector>
 
-namespace ti::tirun {
+namespace ti {
 
 class StopStrings {
 public:
@@ -28,6 +28,6 @@ private:
   std::string pending;
 };
 
-} // namespace ti::tirun
+} // namespace ti
 
-#endif // TI_TOOLS_TIRUN_STOPSTRINGS_H
+#endif // TI_TOKENIZER_STOPSTRINGS_H
