@@ -63,6 +63,12 @@ public:
   StatusOr<TurnResult> turn(std::span<const int32_t> input, int32_t maxNew,
                             const std::function<bool(std::span<const int32_t>)> &onTokens = {});
 
+  /// The sampling of the turns that follow, its seed's draws from the start
+  /// (a server's requests each bring theirs; the cache is kept).
+  void setSampling(const SamplingOptions &sampling) {
+    options.sampling = sampling;
+    sampler = Sampler(sampling);
+  }
   /// Forgets the cache's contents (the next turn feeds everything).
   void reset() { cached.clear(); }
   /// The tokens whose K/V the cache holds, in position order.
