@@ -137,6 +137,20 @@ def prompt_seeds():
         write("PromptTokensFuzzer", f"list-{i}", text)
 
 
+def api_request_seeds():
+    bodies = [
+        {"model": "tiny", "messages": [{"role": "system", "content": "Be brief."},
+                                       {"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+         "max_tokens": 16, "temperature": 0.7, "top_p": 0.9, "seed": 3, "stop": ["\n"], "stream": True,
+         "stream_options": {"include_usage": True}},
+        {"model": "tiny", "prompt": "Once upon a time", "max_tokens": 8, "n": 1, "echo": False},
+        {"model": "tiny", "prompt": ["one"], "logprobs": None, "top_k": 40, "min_p": 0.05, "repeat_penalty": 1.1},
+        {"model": "other", "messages": []},
+    ]
+    for i, body in enumerate(bodies):
+        write("ApiRequestFuzzer", f"body-{i}", json.dumps(body))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: make_seeds.py BUILD_BIN_DIR")
@@ -146,6 +160,7 @@ def main():
         safetensors_seeds()
         chat_seeds(tokenizer_seeds())
         prompt_seeds()
+        api_request_seeds()
 
 
 if __name__ == "__main__":

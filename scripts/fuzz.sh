@@ -17,7 +17,7 @@ build=${TI_FUZZ_BUILD_DIR:-$root/build-fuzz}
 artifacts=${TI_FUZZ_ARTIFACTS:-$build/artifacts}
 jobs=${TI_FUZZ_JOBS:-$(nproc)}
 all=(GraphFuzzer PlanFuzzer WeightsFileFuzzer SafeTensorsFuzzer TokenizerFileFuzzer TokenizerEncodeFuzzer
-     ChatTemplateFuzzer PromptTokensFuzzer)
+     ChatTemplateFuzzer PromptTokensFuzzer ApiRequestFuzzer)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
