@@ -11,7 +11,7 @@ packages=(cmake ninja-build g++ python3 python3-matplotlib python3-numpy
           llvm-14-dev llvm-14-tools clang-14 libclang-rt-14-dev
           libflatbuffers-dev flatbuffers-compiler
           libcli11-dev nlohmann-json3-dev libgtest-dev
-          pkg-config libpcre2-dev libutf8proc-dev libxxhash-dev)
+          pkg-config libpcre2-dev libutf8proc-dev libxxhash-dev libcpp-httplib-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

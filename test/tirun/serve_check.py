@@ -1,0 +1,304 @@
+"""tirun serve against its promises (issue #15), on the CPU backend: the
+endpoints, the same text as tirun --prompt for the same seed (by raw HTTP and
+by the official openai npm client), prefix reuse, every error status, the
+queue's 429, a client that leaves, and a bounded load test. Prints one line
+per check for FileCheck; any failure exits 1 with the reason.
+
+  serve_check.py TIRUN PLAN WEIGHTS WORKDIR [NODE NODE_MODULES]
+
+TI_SERVE_BACKEND (default cpu) runs it on another backend: the lent GPU's
+scripts/device/serve-check.sh gives cuda.
+"""
+import http.client
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+tirun, plan, weights, work = sys.argv[1:5]
+node, node_modules = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else (None, None)
+BACKEND = os.environ.get("TI_SERVE_BACKEND", "cpu")
+MODEL = None  # the server's, from /v1/models
+
+
+def die(message):
+    print(f"serve_check: FAILED: {message}", flush=True)
+    sys.exit(1)
+
+
+class Server:
+    """tirun serve on a free port, stopped with SIGTERM at the end."""
+
+    def __init__(self, *extra):
+        self.log = open(os.path.join(work, f"serve-{len(os.listdir(work))}.log"), "w+")
+        threads = ["--threads", "2"] if BACKEND == "cpu" else []
+        self.proc = subprocess.Popen([tirun, "serve", plan, weights, "--backend", BACKEND, *threads,
+                                      "--port", "0", *extra], stderr=self.log, stdout=self.log)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            self.log.seek(0)
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/v1", self.log.read())
+            if m:
+                self.port = int(m.group(1))
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.log.seek(0)
+        die(f"tirun serve did not start: {self.log.read()}")
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
+        r = conn.getresponse()
+        text = r.read().decode("utf-8")
+        conn.close()
+        return r.status, text
+
+    def post(self, path, body, **kw):
+        status, text = self.request("POST", path, body, **kw)
+        try:
+            return status, json.loads(text)
+        except ValueError:
+            return status, text
+
+    def rss_kb(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+    def metrics(self):
+        status, text = self.request("GET", "/metrics")
+        assert status == 200, text
+        return {m.group(1): float(m.group(2)) for m in re.finditer(r"^(tileinfer_\w+) (\S+)$", text, re.M)}
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            code = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            die("tirun serve did not stop on SIGTERM within 30 s")
+        self.log.seek(0)
+        if "tirun serve: stopped" not in self.log.read():
+            die(f"tirun serve ended without stopping cleanly (status {code})")
+
+
+def tirun_text(prompt, n, seed, temperature, chat):
+    """What tirun --prompt prints for the same request (its last newline is its own)."""
+    args = [tirun, plan, weights, "--backend", BACKEND, "--prompt", prompt, "-n", str(n), "--seed", str(seed),
+            "--temperature", str(temperature)] + (["--chat"] if chat else [])
+    out = subprocess.run(args, capture_output=True, timeout=120)
+    if out.returncode != 0:
+        die(f"tirun --prompt failed: {out.stderr.decode()}")
+    assert out.stdout.endswith(b"\n")
+    return out.stdout[:-1].decode("utf-8")
+
+
+def expect(cond, message):
+    if not cond:
+        die(message)
+
+
+def error_of(status, body, want_status, want_fragment):
+    expect(status == want_status, f"wanted {want_status}, got {status}: {body}")
+    expect(isinstance(body, dict) and "error" in body and want_fragment in body["error"]["message"],
+           f"wanted an error object saying '{want_fragment}': {body}")
+    print(f"status {status}: {body['error']['message']}", flush=True)
+
+
+def stream_events(server, path, body, leave_after=None):
+    """The data lines of a streamed reply; with leave_after, the socket is closed after that many."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+    data = json.dumps(body).encode()
+    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    buf, events = b"", []
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+        events = re.findall(rb"data: (.*?)\n\n", buf)
+        if leave_after is not None and len(events) >= leave_after:
+            sock.close()
+            return events
+        if events and events[-1] == b"[DONE]":
+            break
+    sock.close()
+    return events
+
+
+# --- One server for the endpoints, the texts and the errors -------------------
+s = Server("--max-body-bytes", "65536", "--queue", "16")
+status, text = s.request("GET", "/health")
+expect(status == 200 and json.loads(text)["status"] == "ok", f"/health: {status} {text}")
+status, text = s.request("GET", "/v1/models")
+expect(status == 200 and json.loads(text)["data"][0]["object"] == "model", f"/v1/models: {text}")
+MODEL = json.loads(text)["data"][0]["id"]
+CONTEXT = json.loads(text)["data"][0]["context_length"]
+print("health and models: ok", flush=True)
+
+requests = {
+    "chat_sampled": {"chat": True, "text": "Tell me a story", "max_tokens": 24, "temperature": 0.9, "seed": 11},
+    "chat_greedy": {"chat": True, "text": "Hello there", "max_tokens": 16, "temperature": 0, "seed": 0},
+    "text_sampled": {"chat": False, "text": "Once upon a time", "max_tokens": 20, "temperature": 0.8, "seed": 5},
+}
+expected = {name: tirun_text(r["text"], r["max_tokens"], r["seed"], r["temperature"], r["chat"])
+            for name, r in requests.items()}
+for name, r in requests.items():
+    body = {"model": MODEL, "max_tokens": r["max_tokens"], "temperature": r["temperature"], "seed": r["seed"]}
+    if r["chat"]:
+        body["messages"] = [{"role": "user", "content": r["text"]}]
+        path = "/v1/chat/completions"
+    else:
+        body["prompt"] = r["text"]
+        path = "/v1/completions"
+    status, reply = s.post(path, body)
+    expect(status == 200, f"{name}: {status} {reply}")
+    choice = reply["choices"][0]
+    got = choice["message"]["content"] if r["chat"] else choice["text"]
+    expect(got == expected[name], f"{name}: the server's text {got!r} is not tirun --prompt's {expected[name]!r}")
+    events = stream_events(s, path, {**body, "stream": True})
+    expect(events[-1] == b"[DONE]", f"{name}: the stream did not end with [DONE]")
+    chunks = [json.loads(e) for e in events[:-1]]
+    streamed = "".join((c["choices"][0]["delta"].get("content") or "") if r["chat"] else c["choices"][0]["text"]
+                       for c in chunks if c["choices"])
+    expect(streamed == got, f"{name}: streamed {streamed!r}, whole {got!r}")
+    expect(chunks[-1]["choices"][0]["finish_reason"] == choice["finish_reason"], f"{name}: finish reasons differ")
+    u = reply["usage"]
+    expect(u["total_tokens"] == u["prompt_tokens"] + u["completion_tokens"], f"{name}: usage {u}")
+    print(f"{name}: the text of tirun --prompt, whole and streamed ({len(chunks)} events)", flush=True)
+
+# The next turn of a conversation feeds only what the cache lacks.
+first = [{"role": "user", "content": "Hello there"}]
+status, a = s.post("/v1/chat/completions", {"model": MODEL, "messages": first, "max_tokens": 8, "seed": 1})
+expect(status == 200, f"turn 1: {a}")
+turn2 = first + [{"role": "assistant", "content": a["choices"][0]["message"]["content"]},
+                 {"role": "user", "content": "And then?"}]
+status, b = s.post("/v1/chat/completions", {"model": MODEL, "messages": turn2, "max_tokens": 8, "seed": 1})
+expect(status == 200, f"turn 2: {b}")
+cached = b["usage"]["prompt_tokens_details"]["cached_tokens"]
+expect(cached >= a["usage"]["prompt_tokens"], f"turn 2 reused {cached} tokens; turn 1's prompt had "
+       f"{a['usage']['prompt_tokens']}")
+print(f"prefix reuse: turn 2 reused {cached} of {b['usage']['prompt_tokens']} prompt tokens", flush=True)
+
+# The official client, when it is installed.
+if node and node_modules and os.path.isdir(os.path.join(node_modules, "openai")):
+    out = subprocess.run([node, os.path.join(os.path.dirname(__file__), "openai_client.cjs"), node_modules,
+                          f"http://127.0.0.1:{s.port}/v1", MODEL, "unused", json.dumps(requests)],
+                         capture_output=True, timeout=300)
+    expect(out.returncode == 0, f"the openai client failed: {out.stderr.decode()}")
+    got = json.loads(out.stdout)
+    for name in requests:
+        expect(got[name]["whole"] == expected[name] and got[name]["streamed"] == expected[name],
+               f"openai client, {name}: {got[name]} against {expected[name]!r}")
+    expect(got["chat_sampled"]["streamUsage"]["completion_tokens"] == got["chat_sampled"]["usage"]["completion_tokens"],
+           f"openai client: the streamed usage differs: {got['chat_sampled']}")
+    expect(got["error"] == {"status": 404, "code": "model_not_found"}, f"openai client's error: {got['error']}")
+    print("openai client: the same texts, whole and streamed; an unknown model raises 404 model_not_found",
+          flush=True)
+else:
+    print("openai client: the same texts, whole and streamed; an unknown model raises 404 model_not_found "
+          "(NOT RUN: no node or no openai package)", flush=True)
+
+# Every error status, each an OpenAI error object.
+chat = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+error_of(*s.post("/v1/chat/completions", "{not json"), 400, "not valid JSON")
+error_of(*s.post("/v1/chat/completions", {**chat, "temperature": "hot"}), 400, "'temperature' must be a number")
+error_of(*s.post("/v1/chat/completions", {**chat, "n": 2}), 400, "'n' is not supported")
+error_of(*s.post("/v1/chat/completions", {**chat, "max_tokens": 0}), 400, "'max_tokens' must be a whole number")
+error_of(*s.post("/v1/chat/completions", {**chat, "messages": [{"role": "robot", "content": "x"}]}), 400,
+         "has role 'robot'")
+error_of(*s.post("/v1/completions", {"model": MODEL, "prompt": "word " * (CONTEXT + 10)}), 400,
+         "the plan's context holds")
+error_of(*s.post("/v1/chat/completions", {**chat, "model": "gpt-4"}), 404, "does not exist")
+error_of(*s.post("/v1/nothing", chat), 404, "no such endpoint")
+error_of(*s.post("/v1/completions", {"model": MODEL, "prompt": "x" * 70000}), 413, "larger than 65536 bytes")
+
+# A client that leaves mid-stream ends its generation within a launch.
+before = s.metrics()
+events = stream_events(s, "/v1/completions", {"model": MODEL, "prompt": "Once", "max_tokens": 400,
+                                              "stream": True}, leave_after=1)
+deadline = time.time() + 30
+while s.metrics()["tileinfer_requests_cancelled_total"] <= before["tileinfer_requests_cancelled_total"]:
+    expect(time.time() < deadline, "a client that left did not cancel its generation within 30 s")
+    time.sleep(0.05)
+m = s.metrics()
+expect(m["tileinfer_generated_tokens_total"] - before["tileinfer_generated_tokens_total"] < 400,
+       "the cancelled generation ran to its end")
+print("a client that leaves: its generation cancelled", flush=True)
+
+# Load: 200 sequential requests, then 50 at once; each answered once, with a
+# completion or 429; the server's memory flat.
+rss0 = s.rss_kb()
+ids = set()
+for i in range(200):
+    status, r = s.post("/v1/completions", {"model": MODEL, "prompt": f"Number {i}", "max_tokens": 2}, timeout=30)
+    expect(status == 200, f"sequential request {i}: {status} {r}")
+    ids.add(r["id"])
+expect(len(ids) == 200, "sequential requests: ids repeat")
+results = [None] * 50
+
+
+def one(i):
+    try:
+        results[i] = s.post("/v1/completions", {"model": MODEL, "prompt": f"Thread {i}", "max_tokens": 3},
+                            timeout=60)
+    except Exception as e:  # a lost request
+        results[i] = (None, repr(e))
+
+
+threads = [threading.Thread(target=one, args=(i,)) for i in range(50)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(timeout=120)
+ok = [r for r in results if r and r[0] == 200]
+busy = [r for r in results if r and r[0] == 429]
+expect(len(ok) + len(busy) == 50, f"concurrent requests lost or failed: {[r for r in results if not r or r[0] not in (200, 429)]}")
+new_ids = {r[1]["id"] for r in ok}
+expect(len(new_ids) == len(ok) and not (new_ids & ids), "concurrent requests: an id answered twice")
+rss1 = s.rss_kb()
+expect(rss1 - rss0 < 32 * 1024, f"memory grew from {rss0} KB to {rss1} KB over 250 requests")
+m = s.metrics()
+expect(m["tileinfer_queue_length"] == 0 and m["tileinfer_busy"] == 0, f"the queue did not drain: {m}")
+print(f"load: 200 sequential answered; 50 at once: each answered once ({len(ok)} completions, "
+      f"{len(busy)} refused with 429); memory flat", flush=True)
+s.stop()
+
+# The queue's bound: one runs, none waits, the rest get 429 at once.
+q = Server("--queue", "0")
+long = {"model": MODEL, "prompt": "Once", "max_tokens": 300}
+answers = [None] * 4
+
+
+def ask(i):
+    answers[i] = q.post("/v1/completions", long, timeout=120)
+
+
+threads = [threading.Thread(target=ask, args=(i,)) for i in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+codes = sorted(a[0] for a in answers)
+expect(codes.count(200) >= 1 and codes.count(429) >= 1 and set(codes) <= {200, 429}, f"--queue 0: {codes}")
+error_of(*[a for a in answers if a[0] == 429][0], 429, "the server is busy")
+q.stop()
+
+# An API key.
+k = Server("--api-key", "sesame")
+status, body = k.post("/v1/chat/completions", chat)
+error_of(status, body, 401, "no API key")
+error_of(*k.post("/v1/chat/completions", chat, headers={"Authorization": "Bearer wrong"}), 401, "not the server's")
+status, body = k.post("/v1/chat/completions", chat, headers={"Authorization": "Bearer sesame"})
+expect(status == 200, f"with the key: {status} {body}")
+status, _ = k.request("GET", "/health")
+expect(status == 200, "/health needs no key")
+k.stop()
+print("serve_check: PASS", flush=True)

@@ -1,0 +1,326 @@
+//===- HttpServe.cpp - tirun serve: the OpenAI HTTP API --------------------===//
+//
+//   tirun serve plan.fb weights.bin [--host 127.0.0.1] [--port 8080] [--api-key KEY]
+//
+// POST /v1/chat/completions and /v1/completions (whole, or streamed as
+// server-sent events), GET /v1/models, /health and /metrics (docs/serving.md).
+// cpp-httplib (Debian's libcpp-httplib-dev) runs the connections, each on a
+// thread of its pool; the ServeEngine runs their requests on the executor one
+// at a time, in arrival order. A handler reads and checks the request and
+// its tokens first (400, 401, 404 and 429 go out before any generation), then
+// waits for its turn. A streamed reply's events are written as its text is
+// made; a write that fails (the client left) ends the generation within one
+// launch.
+//
+//===----------------------------------------------------------------------===//
+#include "HttpServe.h"
+
+#include "Chat.h"
+#include "CommandLine.h"
+#include "TextSupport.h"
+
+#include "ti/Backends/Backends.h"
+#include "ti/Runtime/LoadedPlan.h"
+#include "ti/Serve/ServeEngine.h"
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <pthread.h>
+#include <thread>
+
+namespace ti::tirun {
+
+namespace {
+
+using nlohmann::json;
+using serve::ApiError;
+using serve::ApiRequest;
+using serve::Completion;
+using serve::Endpoint;
+
+std::string dump(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void sendError(httplib::Response &res, const ApiError &e) {
+  res.status = e.status;
+  res.set_content(e.body(), "application/json");
+}
+
+int64_t now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+json usage(const Completion &c) {
+  return {{"prompt_tokens", c.promptTokens},
+          {"completion_tokens", c.completionTokens},
+          {"total_tokens", c.promptTokens + c.completionTokens},
+          {"prompt_tokens_details", {{"cached_tokens", c.cachedTokens}}}};
+}
+
+/// The parts of a reply that both endpoints' objects share.
+struct Reply {
+  Endpoint endpoint;
+  std::string id, model;
+  int64_t created;
+
+  json whole(const Completion &c) const {
+    json choice = {{"index", 0}, {"finish_reason", c.finishReason}, {"logprobs", nullptr}};
+    if (endpoint == Endpoint::ChatCompletions)
+      choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+    else
+      choice["text"] = c.text;
+    return {{"id", id},
+            {"object", endpoint == Endpoint::ChatCompletions ? "chat.completion" : "text_completion"},
+            {"created", created},
+            {"model", model},
+            {"choices", json::array({choice})},
+            {"usage", usage(c)}};
+  }
+  /// One event's data: a piece of text, the role first, or the end.
+  json chunk(const std::string *text, const char *finish, bool role = false) const {
+    json choice = {{"index", 0}, {"finish_reason", finish ? json(finish) : json(nullptr)}, {"logprobs", nullptr}};
+    if (endpoint == Endpoint::ChatCompletions) {
+      json delta = json::object();
+      if (role)
+        delta["role"] = "assistant";
+      if (text)
+        delta["content"] = *text;
+      choice["delta"] = delta;
+    } else {
+      choice["text"] = text ? *text : "";
+    }
+    return {{"id", id},
+            {"object", endpoint == Endpoint::ChatCompletions ? "chat.completion.chunk" : "text_completion"},
+            {"created", created},
+            {"model", model},
+            {"choices", json::array({choice})}};
+  }
+};
+
+/// SIGINT and SIGTERM stop the server from a thread of their own (stop() is
+/// not for a signal handler). Made before any other thread (the CPU
+/// executor's, httplib's), so that every thread inherits the signals
+/// blocked and only this one takes them.
+class Stopper {
+public:
+  explicit Stopper(httplib::Server &server) {
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    thread = std::thread([this, &server] {
+      int signal = 0;
+      sigwait(&signals, &signal);
+      stopping = true;
+      server.stop();
+    });
+  }
+  ~Stopper() {
+    if (!stopping)
+      pthread_kill(thread.native_handle(), SIGTERM); // Wake it: the server has ended.
+    thread.join();
+  }
+  bool requested() const { return stopping; }
+
+private:
+  sigset_t signals;
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+};
+
+bool sendEvent(httplib::DataSink &sink, const std::string &data) {
+  const std::string event = "data: " + data + "\n\n";
+  return sink.write(event.data(), event.size());
+}
+
+} // namespace
+
+int runServe(int argc, char **argv) {
+  CLI::App app{"tirun serve: the OpenAI HTTP API (chat and text completions) on one GPU"};
+  std::string planPath, weightsPath, backend = "auto", tokenizerPath, host = "127.0.0.1", apiKey, modelName;
+  int port = 8080;
+  unsigned threads = 0;
+  uint32_t queue = 16;
+  serve::ApiLimits limits;
+  int32_t maxTokens = 0;
+  bool verifyWeights = false;
+  app.add_option("plan", planPath, "the plan (plan.fb, from tic)")->required();
+  app.add_option("weights", weightsPath, "the packed weights (weights.bin, from tipack)")->required();
+  app.add_option("--host", host, "the address to listen on (default 127.0.0.1: this machine only)");
+  app.add_option("--port", port, "the port (default 8080; 0: any free one, printed)")->check(CLI::Range(0, 65535));
+  app.add_option("--api-key", apiKey,
+                 "require 'Authorization: Bearer KEY' on every request but /health (default: none; or "
+                 "the environment's TIRUN_API_KEY)");
+  app.add_option("--model-name", modelName, "the model's name in the API (default: the plan's model name)");
+  app.add_option("--queue", queue, "requests that may wait while one runs; the next gets 429 at once (default 16)")
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--max-tokens", maxTokens,
+                 "max_tokens at most, and a chat's default (default: the plan's context)")
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_option("--max-body-bytes", limits.maxBodyBytes, "a request body's size at most (default 4 MiB)")
+      ->check(CLI::Range(uint64_t(1024), uint64_t(1) << 30));
+  app.add_option("--backend", backend, "cuda, cpu, or auto (the GPU when there is one)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--threads", threads, "CPU backend: threads (default: all; at most 1024)")
+      ->check(CLI::Range(0u, 1024u));
+  app.add_option("--tokenizer", tokenizerPath, "a tokenizer.json or its directory (default: the one in weights.bin)");
+  addVerifyWeightsOption(app, verifyWeights);
+  if (auto exit = parseCommandLine(app, argc, argv))
+    return *exit;
+  httplib::Server server;
+  Stopper stopper(server);
+  if (apiKey.empty())
+    if (const char *env = std::getenv("TIRUN_API_KEY"))
+      apiKey = env;
+
+  auto loaded = loadPlan(planPath, weightsPath, verifyWeights);
+  if (!loaded)
+    return fail(loaded.status().message());
+  auto tokenizer = loadTokenizer(tokenizerPath, (*loaded)->weights.get());
+  if (!tokenizer)
+    return fail(tokenizer.status().message());
+  std::optional<ChatTemplate> chat;
+  if (auto c = ChatTemplate::of(*tokenizer))
+    chat = std::move(*c);
+  const SamplingOptions defaults = defaultSampling((*loaded)->weights.get());
+  if (Status s = defaults.check(); !s.ok())
+    return fail("the weights' generation_config.json: " + s.message());
+  BackendOptions backendOptions;
+  backendOptions.choice = backend;
+  backendOptions.threads = threads;
+  auto executor = openExecutor(*loaded, backendOptions);
+  if (!executor)
+    return fail(executor.status().message());
+  const int32_t context = int32_t((*loaded)->plan.model.maxContext);
+  limits.maxTokens = maxTokens ? std::min(maxTokens, context) : context;
+  if (modelName.empty())
+    modelName = (*loaded)->plan.model.name;
+
+  std::vector<int32_t> ends = extraEndTokens(*tokenizer, (*loaded)->weights.get());
+  for (int32_t id : endOfTurnTokens(*tokenizer))
+    ends.push_back(id);
+  serve::ServeEngine engine(**loaded, **executor, *tokenizer, std::move(chat), ends, queue);
+  std::atomic<uint64_t> ids{0};
+  const int64_t started = now();
+
+  // Handler threads: the queue's, the one running, and a few to answer
+  // health checks and refusals while all of those wait.
+  const size_t pool = queue + 1 + 4;
+  server.new_task_queue = [pool] { return new httplib::ThreadPool(pool); };
+  server.set_payload_max_length(limits.maxBodyBytes);
+  server.set_read_timeout(30, 0);
+  server.set_write_timeout(30, 0);
+
+  auto authorized = [&](const httplib::Request &req, httplib::Response &res) {
+    if (apiKey.empty() || req.get_header_value("Authorization") == "Bearer " + apiKey)
+      return true;
+    sendError(res, {401, "invalid_request_error",
+                    req.has_header("Authorization") ? "the API key is not the server's" : "the request has no API key "
+                                                                                         "(Authorization: Bearer KEY)",
+                    {}, "invalid_api_key"});
+    return false;
+  };
+
+  server.Get("/health", [](const httplib::Request &, httplib::Response &res) {
+    res.set_content(R"({"status":"ok"})", "application/json");
+  });
+  server.Get("/metrics", [&](const httplib::Request &req, httplib::Response &res) {
+    if (authorized(req, res))
+      res.set_content(serve::prometheusText(engine.metrics()), "text/plain; version=0.0.4");
+  });
+  server.Get("/v1/models", [&](const httplib::Request &req, httplib::Response &res) {
+    if (!authorized(req, res))
+      return;
+    json model = {{"id", modelName}, {"object", "model"}, {"created", started}, {"owned_by", "tileinfer"},
+                  {"context_length", context}};
+    res.set_content(dump({{"object", "list"}, {"data", json::array({model})}}), "application/json");
+  });
+
+  auto completions = [&](Endpoint endpoint) {
+    return [&, endpoint](const httplib::Request &req, httplib::Response &res) {
+      if (!authorized(req, res))
+        return;
+      auto parsed = serve::parseApiRequest(endpoint, req.body, modelName, limits, defaults);
+      if (auto *e = std::get_if<ApiError>(&parsed))
+        return sendError(res, *e);
+      auto prepared = engine.prepare(std::move(std::get<ApiRequest>(parsed)));
+      if (auto *e = std::get_if<ApiError>(&prepared))
+        return sendError(res, *e);
+      auto admitted = engine.admit();
+      if (auto *e = std::get_if<ApiError>(&admitted))
+        return sendError(res, *e);
+      auto shared = std::make_shared<serve::Prepared>(std::move(std::get<serve::Prepared>(prepared)));
+      auto ticket = std::make_shared<serve::Ticket>(std::move(std::get<serve::Ticket>(admitted)));
+      Reply reply{endpoint,
+                  (endpoint == Endpoint::ChatCompletions ? "chatcmpl-" : "cmpl-") + std::to_string(started) + "-" +
+                      std::to_string(ids++),
+                  modelName, now()};
+      if (!shared->request.stream) {
+        auto result = engine.run(std::move(*ticket), *shared, {});
+        if (auto *e = std::get_if<ApiError>(&result))
+          return sendError(res, *e);
+        res.set_content(dump(reply.whole(std::get<Completion>(result))), "application/json");
+        return;
+      }
+      res.set_header("Cache-Control", "no-cache");
+      res.set_chunked_content_provider(
+          "text/event-stream", [&engine, shared, ticket, reply](size_t, httplib::DataSink &sink) {
+            // A chat's first event names the role.
+            bool open = shared->request.endpoint != Endpoint::ChatCompletions ||
+                        sendEvent(sink, dump(reply.chunk(nullptr, nullptr, true)));
+            auto result = engine.run(std::move(*ticket), *shared, [&](const std::string &text) {
+              open = open && sendEvent(sink, dump(reply.chunk(&text, nullptr)));
+              return open;
+            });
+            if (!open)
+              return false; // The client left.
+            if (auto *e = std::get_if<ApiError>(&result)) {
+              sendEvent(sink, e->body()); // After the headers, the error is an event.
+            } else {
+              const Completion &c = std::get<Completion>(result);
+              sendEvent(sink, dump(reply.chunk(nullptr, c.finishReason.c_str())));
+              if (shared->request.includeUsage) {
+                json last = reply.chunk(nullptr, nullptr);
+                last["choices"] = json::array();
+                last["usage"] = usage(c);
+                sendEvent(sink, dump(last));
+              }
+            }
+            sendEvent(sink, "[DONE]");
+            sink.done();
+            return true;
+          });
+    };
+  };
+  server.Post("/v1/chat/completions", completions(Endpoint::ChatCompletions));
+  server.Post("/v1/completions", completions(Endpoint::Completions));
+  // Everything else, and httplib's own refusals (413 for a body past the
+  // limit, 400 for a malformed request), as OpenAI error objects.
+  server.set_error_handler([&](const httplib::Request &req, httplib::Response &res) {
+    if (!res.body.empty())
+      return;
+    const int status = res.status;
+    std::string message = status == 404   ? "no such endpoint: " + req.method + " " + req.path
+                          : status == 413 ? "the body is larger than " + std::to_string(limits.maxBodyBytes) + " bytes"
+                                          : "the request was refused (HTTP " + std::to_string(status) + ")";
+    sendError(res, {status, "invalid_request_error", message, {}, {}});
+  });
+
+  const int bound = port == 0 ? server.bind_to_any_port(host) : server.bind_to_port(host, port) ? port : -1;
+  if (bound < 0)
+    return fail("cannot listen on " + host + ":" + std::to_string(port) + " (in use, or not an address here)");
+  std::fprintf(stderr, "tirun serve: %s on %s, %d positions; listening on http://%s:%d/v1%s\n", modelName.c_str(),
+               (*executor)->backend(), context, host.c_str(), bound, apiKey.empty() ? "" : " (API key required)");
+  std::fflush(stderr);
+  if (!stopper.requested())
+    server.listen_after_bind();
+  std::fprintf(stderr, "tirun serve: stopped\n");
+  return 0;
+}
+
+} // namespace ti::tirun
