@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tirun serve on the lent GPU (issue #15), in one call: built tools in, one
+# table out; nothing is built on the device. Run from the repository root with
+# the tools of a CUDA build in $TI_BIN and the tokenizer folders in
+# $TI_TOKENIZERS (as text-check.sh):
+#   TI_BIN=... TI_TOKENIZERS=... bash scripts/device/serve-check.sh [OUTDIR]
+# 1. test/tirun/serve_check.py with TI_SERVE_BACKEND=cuda on Llama 3.2 1B
+#    (random weights, the Llama 3 tokenizer, context 1,024): the texts of
+#    tirun --prompt on the GPU, by raw HTTP and, where node and the openai
+#    package ($TI_NPM_MODULES, default third_party/npm/node_modules) are
+#    there, by the official client; prefix reuse; every error status; a
+#    client that leaves; the load test.
+# 2. bench/serve_latency.py: a streamed chat of 3 turns of up to 128 tokens,
+#    time to first text and time per token (client and server side), the
+#    cached tokens of each turn.
+# The last line is PASS or FAIL.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "${1:-}" /tmp/serve-check
+tok=${TI_TOKENIZERS:-$root/.device/tokenizers}
+modules=${TI_NPM_MODULES:-$root/third_party/npm/node_modules}
+table=$out/table.txt
+: > "$table"
+nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
+"$bin/tic" models/llama32-1b.graph --target h200 --max-context 1024 -o "$work/1b.fb" &&
+  "$bin/tipack" "$work/1b.fb" --random --seed 1 -q --tokenizer "$tok/tokenizer-llama3" -o "$work/1b.bin" ||
+  fail "1B: compile or pack"
+mkdir -p "$work/logs"
+TI_SERVE_BACKEND=cuda bounded 400 python3 test/tirun/serve_check.py "$bin/tirun" "$work/1b.fb" "$work/1b.bin" \
+  "$work/logs" "$(command -v node || echo none)" "$modules" > "$out/serve-check.txt" 2>&1 ||
+  fail "serve_check.py on the GPU (see serve-check.txt)"
+grep -E "^(openai|prefix|load|serve_check)" "$out/serve-check.txt" | tee -a "$table"
+bounded 60 "$bin/tirun" serve "$work/1b.fb" "$work/1b.bin" --backend cuda --port 0 > /dev/null 2> "$out/serve.log" &
+server=$!
+for _ in $(seq 1 300); do grep -q "listening on" "$out/serve.log" && break; sleep 0.1; done
+port=$(grep -o "127.0.0.1:[0-9]*" "$out/serve.log" | cut -d: -f2)
+if [ -n "$port" ]; then
+  bounded 120 python3 bench/serve_latency.py "$port" --turns 3 --max-tokens 128 | tee -a "$table" ||
+    fail "serve_latency.py"
+else
+  fail "tirun serve did not start (see serve.log)"
+fi
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+cat "$out/serve.log" >> "$table"
+finish
