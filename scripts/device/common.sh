@@ -14,8 +14,9 @@
 #          back (../.library/device/README.md)
 root=$(pwd)
 bin=${TI_BIN:-$root/.device/bin}
-# The lent machine lacks libutf8proc and libpcre2-8 (the tokenizer's): carry
-# them in $bin/lib (cp -L of what `ldd $bin/tirun` names).
+# The lent machine lacks libutf8proc and libpcre2-8 (the tokenizer's) and,
+# since tirun serve, cpp-httplib's library and brotli's: carry them in
+# $bin/lib (cp -L of what `ldd $bin/tirun` names; docs/GPU-TESTING.md).
 if [ -d "$bin/lib" ]; then
   export LD_LIBRARY_PATH="$(realpath -m "$bin/lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
