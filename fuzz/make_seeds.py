@@ -146,6 +146,9 @@ def api_request_seeds():
         {"model": "tiny", "prompt": "Once upon a time", "max_tokens": 8, "n": 1, "echo": False},
         {"model": "tiny", "prompt": ["one"], "logprobs": None, "top_k": 40, "min_p": 0.05, "repeat_penalty": 1.1},
         {"model": "other", "messages": []},
+        # Keys of another type than expected (once thrown by json::value: a 500).
+        {"model": "tiny", "messages": [{"role": "user", "content": [{"type": 5, "text": "x"}]}]},
+        {"model": "tiny", "prompt": "x", "response_format": {"type": 1}, "seed": -3, "n": 1.0},
     ]
     for i, body in enumerate(bodies):
         write("ApiRequestFuzzer", f"body-{i}", json.dumps(body))

@@ -134,6 +134,15 @@ private:
   const ApiLimits &limits;
 };
 
+/// Whether `v` is an object whose `key` is the string `want` (json::value
+/// would throw on a key of another type: the review found "type": 5 a 500).
+bool hasString(const json &v, const char *key, const char *want) {
+  if (!v.is_object())
+    return false;
+  auto it = v.find(key);
+  return it != v.end() && it->is_string() && it->get_ref<const std::string &>() == want;
+}
+
 /// A message's content: a string, or a list of text parts.
 std::optional<std::string> contentText(const json &content) {
   if (content.is_string())
@@ -142,8 +151,7 @@ std::optional<std::string> contentText(const json &content) {
     return std::nullopt;
   std::string text;
   for (const json &part : content) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-        !part["text"].is_string())
+    if (!hasString(part, "type", "text") || !part.contains("text") || !part["text"].is_string())
       return std::nullopt;
     text += part["text"].get<std::string>();
   }
@@ -226,7 +234,11 @@ std::variant<ApiRequest, ApiError> ti::serve::parseApiRequest(Endpoint endpoint,
     read.integer("max_completion_tokens", 1, uint64_t(limits.maxTokens), r.maxTokens);
   read.number("temperature", 0, 2, false, r.sampling.temperature);
   read.number("top_p", 0, 1, true, r.sampling.topP);
-  read.integer("seed", 0, std::numeric_limits<uint64_t>::max(), r.sampling.seed);
+  // OpenAI takes any 64-bit seed: a negative one is its two's complement.
+  if (const json *seed = read.field("seed"); seed && seed->is_number_integer() && !seed->is_number_unsigned())
+    r.sampling.seed = uint64_t(seed->get<int64_t>());
+  else
+    read.integer("seed", 0, std::numeric_limits<uint64_t>::max(), r.sampling.seed);
   // llama.cpp's extensions, which our sampler has.
   read.integer("top_k", 0, uint64_t(std::numeric_limits<int32_t>::max()), r.sampling.topK);
   read.number("min_p", 0, 1, false, r.sampling.minP);
@@ -243,7 +255,7 @@ std::variant<ApiRequest, ApiError> ti::serve::parseApiRequest(Endpoint endpoint,
     }
   }
 
-  auto isOne = [](const json &v) { return v.is_number_integer() && v.get<int64_t>() == 1; };
+  auto isOne = [](const json &v) { return v.is_number() && v.get<double>() == 1; };
   auto isFalse = [](const json &v) { return v.is_boolean() && !v.get<bool>(); };
   auto isZero = [](const json &v) { return v.is_number() && v.get<double>() == 0; };
   auto isEmpty = [](const json &v) { return (v.is_array() || v.is_object()) && v.empty(); };
@@ -256,8 +268,7 @@ std::variant<ApiRequest, ApiError> ti::serve::parseApiRequest(Endpoint endpoint,
   read.unsupported("functions", isEmpty, "no function calls");
   read.unsupported("tool_choice", [](const json &v) { return v.is_string() && v.get<std::string>() == "none"; },
                    "no tool calls");
-  read.unsupported("response_format",
-                   [](const json &v) { return v.is_object() && v.value("type", "") == "text"; },
+  read.unsupported("response_format", [](const json &v) { return hasString(v, "type", "text"); },
                    "text only");
   read.unsupported("echo", isFalse, "the prompt is not echoed");
   read.unsupported("suffix", [](const json &v) { return v.is_string() && v.get<std::string>().empty(); },

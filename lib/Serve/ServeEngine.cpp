@@ -40,10 +40,17 @@ std::string ti::serve::prometheusText(const Metrics &m) {
   metric("tileinfer_prompt_tokens_cached_total", "counter",
          "Prompt tokens the K/V cache already held (not fed again).", double(m.cachedTokens));
   metric("tileinfer_generated_tokens_total", "counter", "Tokens generated.", double(m.completionTokens));
-  metric("tileinfer_time_to_first_token_seconds_sum", "counter",
-         "Time from a request's turn to its first token, summed.", m.firstTokenSeconds);
-  metric("tileinfer_time_to_first_token_seconds_count", "counter", "Requests in the sum above.",
-         double(m.requests));
+  {
+    // A summary without quantiles: its sum and count.
+    char lines[512];
+    std::snprintf(lines, sizeof lines,
+                  "# HELP tileinfer_time_to_first_token_seconds Time from a request's turn to its first token.\n"
+                  "# TYPE tileinfer_time_to_first_token_seconds summary\n"
+                  "tileinfer_time_to_first_token_seconds_sum %.17g\n"
+                  "tileinfer_time_to_first_token_seconds_count %.17g\n",
+                  m.firstTokenSeconds, double(m.requests));
+    out += lines;
+  }
   metric("tileinfer_decode_seconds_total", "counter", "Time of the launches after each first token.",
          m.decodeSeconds);
   metric("tileinfer_decode_tokens_total", "counter",
@@ -136,7 +143,11 @@ std::variant<Completion, ApiError> ServeEngine::run(Ticket ticket, const Prepare
     ServeEngine &engine;
     ~PassOn() { engine.passTurn(); }
   } passOn{*this};
-  auto result = generate(prepared, onText);
+  auto result = stopping ? std::variant<Completion, ApiError>(refusal(
+                               503, "the server is stopping", {}, "server_error"))
+                         : generate(prepared, onText);
+  if (auto *c = std::get_if<Completion>(&result); c && stopping && c->cancelled && !c->leftByClient)
+    result = refusal(503, "the server stopped during this request", {}, "server_error");
   std::lock_guard<std::mutex> lock(mutex);
   if (auto *c = std::get_if<Completion>(&result)) {
     ++counts.requests;
@@ -180,7 +191,7 @@ std::variant<Completion, ApiError> ServeEngine::generate(const Prepared &prepare
       text += *piece;
     }
     emit(stops.feed(text, stopped));
-    return !stopped && !gone;
+    return !stopped && !gone && !stopping;
   });
   if (!turn)
     return refusal(500, turn.status().message(), {}, "server_error");
@@ -194,7 +205,8 @@ std::variant<Completion, ApiError> ServeEngine::generate(const Prepared &prepare
     if (!stopped)
       emit(stops.flush());
   }
-  c.cancelled = gone;
+  c.cancelled = gone || (stopping && !stopped && turn->stop == TurnResult::Stop::Callback);
+  c.leftByClient = gone;
   c.finishReason = stopped || turn->stop == TurnResult::Stop::EndToken ? "stop" : "length";
   c.promptTokens = int32_t(ids.size());
   c.cachedTokens = turn->reused;

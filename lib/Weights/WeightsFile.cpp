@@ -8,8 +8,11 @@
 //      multiple of 4096 and at least the fixed header;
 //   3. the file at least H + D bytes (overflow-safe);
 //   4. map the whole file read-only (MAP_PRIVATE); from version 3, the
-//      header's checksum (a damaged header is reported as damaged, not by
-//      whatever its damage makes of the table);
+//      header's checksum: damage that steps 2 and 3 let through (a byte of
+//      the tables, of the layout hash, of the payload's checksum) is
+//      reported as a damaged header, not by whatever it makes of the table;
+//      damage to H or D shows as a truncated file or trailing bytes first,
+//      and a version turned into 1 or 2 is read without checksums;
 //   5. the tensor table parsed entry by entry, each field's bytes proved to
 //      lie inside the header before they are read, the count bounded by what H
 //      can hold before anything is allocated; every tensor aligned, inside D,

@@ -218,7 +218,26 @@ error_of(*s.post("/v1/completions", {"model": MODEL, "prompt": "word " * (CONTEX
          "the plan's context holds")
 error_of(*s.post("/v1/chat/completions", {**chat, "model": "gpt-4"}), 404, "does not exist")
 error_of(*s.post("/v1/nothing", chat), 404, "no such endpoint")
+error_of(*s.post("/v1/chat/completions", {**chat, "messages": [{"role": "user", "content": [{"type": 5}]}]}),
+         400, "must be a string or a list of text parts")
+status, body = s.post("/v1/chat/completions", chat, headers={"Range": "bytes=0-20"})
+expect(status == 200 and isinstance(body, dict) and body["object"] == "chat.completion",
+       f"a Range header cut the reply: {status} {body}")
+print("a Range header: ignored, the reply whole", flush=True)
 error_of(*s.post("/v1/completions", {"model": MODEL, "prompt": "x" * 70000}), 413, "larger than 65536 bytes")
+
+# Idle connections (a request line and no more) do not hold the threads that
+# answer others.
+idle = [socket.create_connection(("127.0.0.1", s.port), timeout=30) for _ in range(8)]
+for sock in idle:
+    sock.sendall(b"GET /health HTTP/1.1\r\n")
+started = time.time()
+status, _ = s.request("GET", "/health", timeout=30)
+expect(status == 200 and time.time() - started < 2, f"/health beside 8 idle connections took "
+       f"{time.time() - started:.1f} s")
+for sock in idle:
+    sock.close()
+print("8 idle connections: /health answered at once", flush=True)
 
 # A client that leaves mid-stream ends its generation within a launch.
 before = s.metrics()
@@ -290,6 +309,24 @@ codes = sorted(a[0] for a in answers)
 expect(codes.count(200) >= 1 and codes.count(429) >= 1 and set(codes) <= {200, 429}, f"--queue 0: {codes}")
 error_of(*[a for a in answers if a[0] == 429][0], 429, "the server is busy")
 q.stop()
+
+# SIGTERM with a generation running and two waiting: the running one ends
+# within a launch, the waiting ones are refused (503), the server leaves.
+t = Server()
+long = {"model": MODEL, "prompt": "Once", "max_tokens": 400}
+answers = [None] * 3
+threads = [threading.Thread(target=lambda i=i: answers.__setitem__(i, t.post("/v1/completions", long, timeout=60)))
+           for i in range(3)]
+for th in threads:
+    th.start()
+    time.sleep(0.2)
+started = time.time()
+t.stop()
+for th in threads:
+    th.join(timeout=60)
+expect(time.time() - started < 10, f"SIGTERM took {time.time() - started:.1f} s with requests in the queue")
+expect(all(a and a[0] == 503 for a in answers), f"requests cut by SIGTERM: {[a and a[0] for a in answers]}")
+print(f"SIGTERM with 3 requests: left in {time.time() - started:.1f} s; each refused with 503", flush=True)
 
 # An API key.
 k = Server("--api-key", "sesame")

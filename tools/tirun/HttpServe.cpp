@@ -81,6 +81,8 @@ struct Reply {
             {"choices", json::array({choice})},
             {"usage", usage(c)}};
   }
+  bool includeUsage = false; // each chunk says "usage": null, as OpenAI's do
+
   /// One event's data: a piece of text, the role first, or the end.
   json chunk(const std::string *text, const char *finish, bool role = false) const {
     json choice = {{"index", 0}, {"finish_reason", finish ? json(finish) : json(nullptr)}, {"logprobs", nullptr}};
@@ -94,18 +96,25 @@ struct Reply {
     } else {
       choice["text"] = text ? *text : "";
     }
-    return {{"id", id},
-            {"object", endpoint == Endpoint::ChatCompletions ? "chat.completion.chunk" : "text_completion"},
-            {"created", created},
-            {"model", model},
-            {"choices", json::array({choice})}};
+    json out = {{"id", id},
+                {"object", endpoint == Endpoint::ChatCompletions ? "chat.completion.chunk" : "text_completion"},
+                {"created", created},
+                {"model", model},
+                {"choices", json::array({choice})}};
+    if (includeUsage)
+      out["usage"] = nullptr;
+    return out;
   }
 };
 
 /// SIGINT and SIGTERM stop the server from a thread of their own (stop() is
 /// not for a signal handler). Made before any other thread (the CPU
 /// executor's, httplib's), so that every thread inherits the signals
-/// blocked and only this one takes them.
+/// blocked and only this one takes them. The first signal ends the running
+/// generation within a launch, refuses the waiting requests (503) and stops
+/// the server once it listens (a signal before then would otherwise be
+/// lost: httplib's stop() does nothing to a server not yet running); a
+/// second one leaves at once.
 class Stopper {
 public:
   explicit Stopper(httplib::Server &server) {
@@ -116,22 +125,43 @@ public:
     thread = std::thread([this, &server] {
       int signal = 0;
       sigwait(&signals, &signal);
+      if (finished)
+        return; // Woken by the destructor: no signal came.
       stopping = true;
-      server.stop();
+      if (serve::ServeEngine *e = engine.load())
+        e->shutdown();
+      while (!finished && !server.is_running())
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (!finished)
+        server.stop();
+      sigwait(&signals, &signal);
+      if (!finished)
+        _exit(128 + signal); // A second signal: leave now.
     });
   }
   ~Stopper() {
-    if (!stopping)
-      pthread_kill(thread.native_handle(), SIGTERM); // Wake it: the server has ended.
+    finished = true;
+    pthread_kill(thread.native_handle(), SIGTERM); // Wake it wherever it waits.
     thread.join();
   }
   bool requested() const { return stopping; }
+  void attach(serve::ServeEngine &e) { engine = &e; }
 
 private:
   sigset_t signals;
-  std::atomic<bool> stopping{false};
+  std::atomic<bool> stopping{false}, finished{false};
+  std::atomic<serve::ServeEngine *> engine{nullptr};
   std::thread thread;
 };
+
+/// Whether two strings are equal, in a time that does not depend on where
+/// they first differ (an API key must not be guessed byte by byte).
+bool sameKey(const std::string &a, const std::string &b) {
+  unsigned char diff = a.size() != b.size();
+  for (size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
 
 bool sendEvent(httplib::DataSink &sink, const std::string &data) {
   const std::string event = "data: " + data + "\n\n";
@@ -205,19 +235,38 @@ int runServe(int argc, char **argv) {
   for (int32_t id : endOfTurnTokens(*tokenizer))
     ends.push_back(id);
   serve::ServeEngine engine(**loaded, **executor, *tokenizer, std::move(chat), ends, queue);
+  stopper.attach(engine);
+  if (stopper.requested())
+    engine.shutdown(); // A signal during the load.
   std::atomic<uint64_t> ids{0};
   const int64_t started = now();
 
-  // Handler threads: the queue's, the one running, and a few to answer
-  // health checks and refusals while all of those wait.
-  const size_t pool = queue + 1 + 4;
+  // httplib holds a thread per connection, idle keep-alive ones and slow
+  // senders included: the queue's, the one running, and plenty more to
+  // answer health checks and refusals while those wait. Idle connections
+  // close after 2 s, slow bodies after 10 s (found in review: five silent
+  // sockets held a pool of five for 35 s).
+  const size_t pool = queue + 1 + 32;
   server.new_task_queue = [pool] { return new httplib::ThreadPool(pool); };
   server.set_payload_max_length(limits.maxBodyBytes);
-  server.set_read_timeout(30, 0);
+  server.set_keep_alive_timeout(2);
+  server.set_read_timeout(10, 0);
   server.set_write_timeout(30, 0);
+  // Ranges are for files: every reply here is whole. httplib would cut any
+  // reply, an error object too, to a Range header's bytes (found in review:
+  // a 206 of 21 bytes of JSON), so the ranges it parsed are dropped before
+  // routing: a server may ignore Range (RFC 9110, 14.2). The request object
+  // is the server's own, handed to this hook as const.
+  server.set_pre_routing_handler([](const httplib::Request &req, httplib::Response &) {
+    const_cast<httplib::Request &>(req).ranges.clear();
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  server.set_exception_handler([](const httplib::Request &, httplib::Response &res, std::exception_ptr) {
+    sendError(res, {500, "server_error", "the server failed on this request", {}, {}});
+  });
 
   auto authorized = [&](const httplib::Request &req, httplib::Response &res) {
-    if (apiKey.empty() || req.get_header_value("Authorization") == "Bearer " + apiKey)
+    if (apiKey.empty() || sameKey(req.get_header_value("Authorization"), "Bearer " + apiKey))
       return true;
     sendError(res, {401, "invalid_request_error",
                     req.has_header("Authorization") ? "the API key is not the server's" : "the request has no API key "
@@ -252,14 +301,16 @@ int runServe(int argc, char **argv) {
       if (auto *e = std::get_if<ApiError>(&prepared))
         return sendError(res, *e);
       auto admitted = engine.admit();
-      if (auto *e = std::get_if<ApiError>(&admitted))
+      if (auto *e = std::get_if<ApiError>(&admitted)) {
+        res.set_header("Connection", "close"); // A busy server keeps no idle connection.
         return sendError(res, *e);
+      }
       auto shared = std::make_shared<serve::Prepared>(std::move(std::get<serve::Prepared>(prepared)));
       auto ticket = std::make_shared<serve::Ticket>(std::move(std::get<serve::Ticket>(admitted)));
       Reply reply{endpoint,
                   (endpoint == Endpoint::ChatCompletions ? "chatcmpl-" : "cmpl-") + std::to_string(started) + "-" +
                       std::to_string(ids++),
-                  modelName, now()};
+                  modelName, now(), shared->request.includeUsage};
       if (!shared->request.stream) {
         auto result = engine.run(std::move(*ticket), *shared, {});
         if (auto *e = std::get_if<ApiError>(&result))
@@ -273,10 +324,17 @@ int runServe(int argc, char **argv) {
             // A chat's first event names the role.
             bool open = shared->request.endpoint != Endpoint::ChatCompletions ||
                         sendEvent(sink, dump(reply.chunk(nullptr, nullptr, true)));
-            auto result = engine.run(std::move(*ticket), *shared, [&](const std::string &text) {
-              open = open && sendEvent(sink, dump(reply.chunk(&text, nullptr)));
-              return open;
-            });
+            if (!open)
+              return false; // Gone already: the ticket passes its turn on unused.
+            std::variant<Completion, ApiError> result;
+            try {
+              result = engine.run(std::move(*ticket), *shared, [&](const std::string &text) {
+                open = open && sendEvent(sink, dump(reply.chunk(&text, nullptr)));
+                return open;
+              });
+            } catch (const std::exception &) { // httplib does not catch in a provider
+              result = ApiError{500, "server_error", "the server failed on this request", {}, {}};
+            }
             if (!open)
               return false; // The client left.
             if (auto *e = std::get_if<ApiError>(&result)) {
@@ -308,7 +366,7 @@ int runServe(int argc, char **argv) {
     std::string message = status == 404   ? "no such endpoint: " + req.method + " " + req.path
                           : status == 413 ? "the body is larger than " + std::to_string(limits.maxBodyBytes) + " bytes"
                                           : "the request was refused (HTTP " + std::to_string(status) + ")";
-    sendError(res, {status, "invalid_request_error", message, {}, {}});
+    sendError(res, {status, status >= 500 ? "server_error" : "invalid_request_error", message, {}, {}});
   });
 
   const int bound = port == 0 ? server.bind_to_any_port(host) : server.bind_to_port(host, port) ? port : -1;

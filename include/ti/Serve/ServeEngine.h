@@ -20,6 +20,7 @@
 #include "ti/Tokenizer/ChatTemplate.h"
 #include "ti/Tokenizer/Tokenizer.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -33,7 +34,8 @@ struct Completion {
   std::string finishReason; // "stop" (an end token or a stop string), "length"
   int32_t promptTokens = 0, completionTokens = 0, cachedTokens = 0;
   double firstTokenSeconds = 0, seconds = 0;
-  bool cancelled = false; // the callback ended it (the client left)
+  bool cancelled = false;    // ended early: the client left, or the server stopped
+  bool leftByClient = false; // the caller's callback ended it
 };
 
 /// What /metrics reports, all since the server started.
@@ -93,6 +95,10 @@ public:
   std::variant<Completion, ApiError> run(Ticket ticket, const Prepared &prepared,
                                          const std::function<bool(const std::string &)> &onText);
 
+  /// From now on the running generation ends within a launch and every
+  /// request whose turn comes is refused (503): the server is stopping.
+  void shutdown() { stopping = true; }
+
   Metrics metrics() const;
   const std::string &modelName() const { return loaded.plan.model.name; }
   int32_t context() const { return int32_t(loaded.plan.model.maxContext); }
@@ -109,6 +115,7 @@ private:
   std::optional<ChatTemplate> chat;
   DecodeSession session;
   uint32_t queueLimit;
+  std::atomic<bool> stopping{false};
 
   mutable std::mutex mutex;
   std::condition_variable turnChanged;

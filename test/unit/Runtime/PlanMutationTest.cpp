@@ -294,13 +294,15 @@ struct Mutator {
 
 struct Counts {
   uint64_t tried = 0, unreadable = 0, refused = 0, accepted = 0;
+  uint64_t otherWeights = 0; // accepted, but for weights of another size: not run
 };
 
 /// The counts of one route, printed.
 std::string describe(const char *route, const Counts &c) {
   return std::string(route) + ": " + std::to_string(c.tried) + " tried, " +
          std::to_string(c.unreadable) + " unreadable, " + std::to_string(c.refused) +
-         " refused by the verifier, " + std::to_string(c.accepted) + " accepted";
+         " refused by the verifier, " + std::to_string(c.accepted) + " accepted (" +
+         std::to_string(c.otherWeights) + " of them for weights of another size, not run)";
 }
 
 class PlanMutationTest : public ::testing::TestWithParam<const char *> {};
@@ -317,6 +319,13 @@ TEST_P(PlanMutationTest, AcceptedMutantsTouchOnlyWhatTheyDeclare) {
   const uint64_t mutants = env ? std::strtoull(env, nullptr, 10) : 300;
   Mutator m{std::mt19937_64(20261205), {}};
   const std::string base = plan::serializePlan(lp->plan);
+  // The unmutated plan reads back and verifies: otherwise every mutant would
+  // count as unreadable or refused and the test would prove nothing.
+  {
+    StatusOr<Plan> again = plan::readPlan(base.data(), base.size());
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    ASSERT_TRUE(plan::verifyPlan(*again).ok()) << plan::verifyPlan(*again).message();
+  }
   Counts routes[2]; // model, file
   for (uint64_t n = 0; n < mutants; ++n) {
     const bool viaFile = n % 2;
@@ -343,8 +352,10 @@ TEST_P(PlanMutationTest, AcceptedMutantsTouchOnlyWhatTheyDeclare) {
       continue;
     }
     ++c.accepted;
-    if (read->weightsBytes != weights.size())
-      continue; // The weights file would be refused against this plan (WeightsFile::checkAgainst).
+    if (read->weightsBytes != weights.size()) {
+      ++c.otherWeights; // The weights file would be refused against this plan (WeightsFile::checkAgainst).
+      continue;
+    }
     const std::string finding = test::checkTaskAccesses(*read, weights);
     if (!finding.empty())
       ADD_FAILURE() << "the verifier accepted a mutant (" << m.what << ") whose " << finding;
@@ -354,6 +365,10 @@ TEST_P(PlanMutationTest, AcceptedMutantsTouchOnlyWhatTheyDeclare) {
               GetParam(), (unsigned long long)mutants, describe("model", routes[0]).c_str(),
               describe("file", routes[1]).c_str());
   RecordProperty("accepted", std::to_string(routes[0].accepted + routes[1].accepted));
+  // Both routes reach the executors: some mutants of each were accepted and run.
+  if (mutants >= 100)
+    for (const Counts &c : routes)
+      EXPECT_GT(c.accepted - c.otherWeights, c.tried / 20);
   fs::remove_all(dir);
 }
 

@@ -48,6 +48,9 @@ TEST(ApiRequest, ReadsAChatRequest) {
   EXPECT_EQ(q.sampling.topP, 0.9);
   EXPECT_EQ(q.sampling.topK, 40);
   EXPECT_EQ(q.sampling.seed, UINT64_MAX);
+  auto negative = chat(R"({"model": "tiny", )" + kMessages + R"(, "seed": -1, "n": 1.0})");
+  ASSERT_EQ(refusal(negative), ""); // OpenAI's seeds are any int64
+  EXPECT_EQ(std::get<ApiRequest>(negative).sampling.seed, UINT64_MAX);
   EXPECT_EQ(q.stop, (std::vector<std::string>{"\n", "END"}));
   EXPECT_TRUE(q.stream);
   EXPECT_TRUE(q.includeUsage);
@@ -92,8 +95,13 @@ TEST(ApiRequest, RefusesEachBadField) {
   EXPECT_EQ(with(R"("max_tokens": 0)"), "400 'max_tokens' must be a whole number from 1 to 512 [max_tokens]");
   EXPECT_EQ(with(R"("max_tokens": 513)"), "400 'max_tokens' must be a whole number from 1 to 512 [max_tokens]");
   EXPECT_EQ(with(R"("max_tokens": 2.0)"), "400 'max_tokens' must be a whole number from 1 to 512 [max_tokens]");
-  EXPECT_EQ(with(R"("seed": -1)"),
+  EXPECT_EQ(with(R"("seed": 1.5)"),
             "400 'seed' must be a whole number from 0 to 18446744073709551615 [seed]");
+  // A key of another type than expected is refused, not thrown (found in review: a 500).
+  EXPECT_EQ(refusal(chat(R"({"model": "tiny", "messages": [{"role": "user", "content": [{"type": 5, "text": "x"}]}]})")),
+            "400 messages[0].content must be a string or a list of text parts [messages[0].content]");
+  EXPECT_EQ(with(R"("response_format": {"type": 1})"),
+            "400 'response_format' is not supported: text only [response_format]");
   EXPECT_EQ(with(R"("stop": 5)"), "400 'stop' must be a string or a list of strings [stop]");
   EXPECT_EQ(with(R"("stop": ["a", "b", "c", "d", "e"])"), "400 'stop' has 5 strings; at most 4 [stop]");
   EXPECT_EQ(with(R"("stop": [""])"), "400 each stop string must be a non-empty string of at most 256 bytes [stop]");
