@@ -9,6 +9,7 @@ per check for FileCheck; any failure exits 1 with the reason.
 TI_SERVE_BACKEND (default cpu) runs it on another backend: the lent GPU's
 scripts/device/serve-check.sh gives cuda.
 """
+import atexit
 import http.client
 import json
 import os
@@ -23,6 +24,17 @@ tirun, plan, weights, work = sys.argv[1:5]
 node, node_modules = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else (None, None)
 BACKEND = os.environ.get("TI_SERVE_BACKEND", "cpu")
 MODEL = None  # the server's, from /v1/models
+
+
+servers = []  # started and not yet stopped
+
+
+@atexit.register
+def kill_servers():
+    """A failure (die, or an exception) must not leave a server running."""
+    for server in servers:
+        server.proc.kill()
+        server.proc.wait()
 
 
 def die(message):
@@ -44,6 +56,7 @@ class Server:
         env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS", ""), "quarantine_size_mb=4"]))
         self.proc = subprocess.Popen([tirun, "serve", plan, weights, "--backend", BACKEND, *threads,
                                       "--port", "0", *extra], stderr=self.log, stdout=self.log, env=env)
+        servers.append(self)
         deadline = time.time() + 60
         while time.time() < deadline:
             self.log.seek(0)
@@ -83,6 +96,7 @@ class Server:
         return {m.group(1): float(m.group(2)) for m in re.finditer(r"^(tileinfer_\w+) (\S+)$", text, re.M)}
 
     def stop(self):
+        servers.remove(self)
         self.proc.terminate()
         try:
             code = self.proc.wait(timeout=30)
