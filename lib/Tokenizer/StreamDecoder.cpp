@@ -45,6 +45,11 @@ std::string StreamDecoder::cleanUp(std::string text, bool all) {
             moved = true;
           }
     }
+    // Nor the space before a held " '": decode's clean-ups run one after
+    // another, so "  ' s" becomes " 's" (" ' " -> "'") and then "'s" (the
+    // fuzzer's second find: Llama 3's 70 spaces, " '", " substances").
+    if (cut > 0 && cut < held.size() && held[cut - 1] == ' ' && std::string_view(held).substr(cut, 2) == " '")
+      --cut;
   }
   std::string out = held.substr(0, cut);
   held.erase(0, cut);

@@ -184,11 +184,14 @@ TEST(Tokenizer, NamesTheFieldOfADamagedOrUnsupportedFile) {
 TEST(Tokenizer, TheStreamCleansUpAcrossTokensAsDecodeDoes) {
   const std::string json = R"({"added_tokens": [], "normalizer": null, "pre_tokenizer": null,
     "post_processor": null, "decoder": {"type": "Replace", "pattern": {"String": "_"}, "content": " "},
-    "model": {"type": "BPE", "vocab": {"_'": 0, "_x": 1, "_.": 2, "s": 3}, "merges": []}})";
+    "model": {"type": "BPE", "vocab": {"_'": 0, "_x": 1, "_.": 2, "s": 3, "__": 4, "_s": 5}, "merges": []}})";
   auto t = Tokenizer::fromJson(json, R"({"clean_up_tokenization_spaces": true})");
   ASSERT_TRUE(t.ok()) << t.status().message();
   for (const std::vector<int32_t> &ids : std::vector<std::vector<int32_t>>{
-           {0, 0, 1, 1}, {0, 0, 0, 1}, {1, 0, 3}, {0, 2, 0, 1}, {1, 2, 2, 0, 0, 1}}) {
+           {0, 0, 1, 1}, {0, 0, 0, 1}, {1, 0, 3}, {0, 2, 0, 1}, {1, 2, 2, 0, 0, 1},
+           // Clean-ups in turn: "  ' s" -> " 's" -> "'s" (the fuzzer's second find, with
+           // Llama 3's 70 spaces, " '" and " substances").
+           {1, 4, 0, 5}, {4, 4, 0, 5, 1}}) {
     auto whole = t->decode(ids);
     ASSERT_TRUE(whole.ok());
     StreamDecoder stream(*t);
