@@ -1,8 +1,7 @@
 //===- ServeEngine.cpp - API requests run one at a time on one executor ---===//
 #include "ti/Serve/ServeEngine.h"
 
-#include "ti/Tokenizer/StopStrings.h"
-#include "ti/Tokenizer/StreamDecoder.h"
+#include "ti/Tokenizer/TextStream.h"
 
 #include <chrono>
 #include <cstdio>
@@ -167,10 +166,9 @@ std::variant<Completion, ApiError> ServeEngine::generate(const Prepared &prepare
   const ApiRequest &request = prepared.request;
   const std::vector<int32_t> &ids = prepared.ids;
   session.setSampling(request.sampling);
-  StreamDecoder stream(tokenizer, {.skipSpecialTokens = true});
-  StopStrings stops(request.stop);
+  TextStream stream(tokenizer, request.stop);
   Completion c;
-  bool stopped = false, gone = false;
+  bool gone = false;
   Status failure;
   auto emit = [&](const std::string &text) {
     if (text.empty() || gone)
@@ -181,17 +179,13 @@ std::variant<Completion, ApiError> ServeEngine::generate(const Prepared &prepare
   };
   const int32_t room = context() - int32_t(ids.size());
   auto turn = session.turn(ids, std::min(request.maxTokens, room), [&](std::span<const int32_t> tokens) {
-    std::string text;
-    for (int32_t id : tokens) {
-      auto piece = stream.push(id);
-      if (!piece) {
-        failure = piece.status();
-        return false;
-      }
-      text += *piece;
+    auto text = stream.push(tokens);
+    if (!text) {
+      failure = text.status();
+      return false;
     }
-    emit(stops.feed(text, stopped));
-    return !stopped && !gone && !stopping;
+    emit(*text);
+    return !stream.stopped() && !gone && !stopping;
   });
   if (!turn)
     return refusal(500, turn.status().message(), {}, "server_error");
@@ -199,12 +193,10 @@ std::variant<Completion, ApiError> ServeEngine::generate(const Prepared &prepare
     return refusal(500, failure.message(), {}, "server_error");
   if (turn->stop == TurnResult::Stop::NonFinite)
     return refusal(500, "the model produced non-finite logits", {}, "server_error");
-  if (!stopped && !gone) {
+  if (!gone)
     if (auto rest = stream.finish(); rest)
-      emit(stops.feed(*rest, stopped));
-    if (!stopped)
-      emit(stops.flush());
-  }
+      emit(*rest);
+  const bool stopped = stream.stopped();
   c.cancelled = gone || (stopping && !stopped && turn->stop == TurnResult::Stop::Callback);
   c.leftByClient = gone;
   c.finishReason = stopped || turn->stop == TurnResult::Stop::EndToken ? "stop" : "length";

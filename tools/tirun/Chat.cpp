@@ -21,7 +21,7 @@
 #include "ti/Backends/Backends.h"
 #include "ti/Runtime/DecodeSession.h"
 #include "ti/Runtime/LoadedPlan.h"
-#include "ti/Tokenizer/StreamDecoder.h"
+#include "ti/Tokenizer/TextStream.h"
 
 #include <atomic>
 #include <csignal>
@@ -150,7 +150,7 @@ int runChat(int argc, char **argv) {
                    ids->size(), context);
       continue;
     }
-    StreamDecoder stream(*tokenizer, {.skipSpecialTokens = true});
+    TextStream stream(*tokenizer, {});
     std::string reply;
     Status failure;
     auto print = [&](const std::string &text) {
@@ -159,14 +159,12 @@ int runChat(int argc, char **argv) {
       std::fflush(stdout);
     };
     auto turn = session.turn(*ids, maxNew, [&](std::span<const int32_t> tokens) {
-      for (int32_t id : tokens) {
-        auto piece = stream.push(id);
-        if (!piece) {
-          failure = piece.status();
-          return false;
-        }
-        print(*piece);
+      auto text = stream.push(tokens);
+      if (!text) {
+        failure = text.status();
+        return false;
       }
+      print(*text);
       return !interrupted.load();
     });
     if (!turn)

@@ -1,7 +1,7 @@
 //===- TextGenerate.cpp - tirun --prompt: text in, text out ---------------===//
 //
 // One turn of a DecodeSession: the text of each launch's tokens goes through
-// the stream decoder (whole characters only) and the stop strings, then to
+// a TextStream (whole characters, clean-ups, stop strings), then to
 // standard output, flushed, so that a reader sees it as it is made. Special
 // tokens (the end of turn) are not printed.
 //
@@ -9,11 +9,10 @@
 #include "TextGenerate.h"
 
 #include "CommandLine.h"
-#include "ti/Tokenizer/StopStrings.h"
 
 #include "ti/Plan/TokenBytes.h"
 #include "ti/Runtime/DecodeSession.h"
-#include "ti/Tokenizer/StreamDecoder.h"
+#include "ti/Tokenizer/TextStream.h"
 
 #include <cstdio>
 
@@ -47,41 +46,31 @@ std::string turnSummary(const LoadedPlan &loaded, const Executor &executor, int3
 int runTextGeneration(const LoadedPlan &loaded, Executor &executor, const Tokenizer &tokenizer,
                       const TextRun &run) {
   DecodeSession session(loaded.plan, executor, {.sampling = run.sampling, .endTokens = run.endTokens});
-  StreamDecoder stream(tokenizer, {.skipSpecialTokens = true});
-  StopStrings stops(run.stops);
+  TextStream stream(tokenizer, run.stops);
   Status failure;
-  bool stopped = false;
   auto print = [](const std::string &text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   };
   auto turn = session.turn(run.promptIds, run.maxNew, [&](std::span<const int32_t> tokens) {
-    std::string text;
-    for (int32_t id : tokens) {
-      auto piece = stream.push(id);
-      if (!piece) {
-        failure = piece.status();
-        return false;
-      }
-      text += *piece;
+    auto text = stream.push(tokens);
+    if (!text) {
+      failure = text.status();
+      return false;
     }
-    print(stops.feed(text, stopped));
-    return !stopped;
+    print(*text);
+    return !stream.stopped();
   });
   if (!turn)
     return fail(turn.status().message());
   if (!failure.ok())
     return fail(failure.message());
-  if (!stopped) {
-    auto rest = stream.finish();
-    if (!rest)
-      return fail(rest.status().message());
-    print(stops.feed(*rest, stopped));
-    if (!stopped)
-      print(stops.flush());
-  }
+  auto rest = stream.finish();
+  if (!rest)
+    return fail(rest.status().message());
+  print(*rest);
   print("\n");
-  const char *why = stopped ? "stop string" : stopName(turn->stop);
+  const char *why = stream.stopped() ? "stop string" : stopName(turn->stop);
   std::string summary = turnSummary(loaded, executor, turn->fed, static_cast<int32_t>(turn->tokens.size()), why,
                                     turn->firstTokenSeconds, turn->decodeSeconds, turn->decodeSteps,
                                     static_cast<int32_t>(session.cachedTokens().size()));
