@@ -163,12 +163,12 @@ std::string ti::AtomicFileWriter::open(const std::string &target) {
   return {};
 }
 
-std::string ti::AtomicFileWriter::write(const void *data, size_t bytes) {
+std::string ti::AtomicFileWriter::writeBytes(const void *data, size_t bytes, int64_t at) {
   if (fd < 0)
     return "write to a file that is not open";
   const char *p = static_cast<const char *>(data);
   while (bytes > 0) {
-    ssize_t n = ::write(fd, p, bytes);
+    ssize_t n = at < 0 ? ::write(fd, p, bytes) : ::pwrite(fd, p, bytes, static_cast<off_t>(at));
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
@@ -178,31 +178,22 @@ std::string ti::AtomicFileWriter::write(const void *data, size_t bytes) {
     }
     p += n;
     bytes -= static_cast<size_t>(n);
-    written += static_cast<uint64_t>(n);
+    if (at < 0)
+      written += static_cast<uint64_t>(n);
+    else
+      at += n;
   }
   return {};
 }
 
+std::string ti::AtomicFileWriter::write(const void *data, size_t bytes) {
+  return writeBytes(data, bytes, -1);
+}
+
 std::string ti::AtomicFileWriter::writeAt(uint64_t offset, const void *data, size_t bytes) {
-  if (fd < 0)
-    return "write to a file that is not open";
-  if (offset > written || bytes > written - offset)
+  if (fd >= 0 && (offset > written || bytes > written - offset))
     return "cannot write over bytes not yet written in '" + tmp + "'";
-  const char *p = static_cast<const char *>(data);
-  while (bytes > 0) {
-    ssize_t n = ::pwrite(fd, p, bytes, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      std::string message = "cannot write '" + tmp + "': " + std::strerror(errno);
-      abandon();
-      return message;
-    }
-    p += n;
-    bytes -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return {};
+  return writeBytes(data, bytes, static_cast<int64_t>(offset));
 }
 
 std::string ti::AtomicFileWriter::writeZeros(size_t bytes) {

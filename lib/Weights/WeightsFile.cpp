@@ -57,9 +57,6 @@ uint64_t fixedHeaderBytes(uint32_t version) {
   return version >= 3 ? kChecksummedHeaderBytes : kFixedHeaderBytes;
 }
 
-uint64_t headerChecksum(const uint8_t *header, uint64_t bytes) {
-  return weightsHeaderChecksum(header, bytes);
-}
 constexpr uint64_t kEntryFixedBytes = 20; // offset, bytes, name length.
 
 std::string hex(uint64_t v) { return "0x" + hexDigits(v); }
@@ -153,7 +150,7 @@ std::string ti::serializeWeightsHeader(WeightsHeader &header) {
   out.resize(header.headerBytes, '\0');
   if (header.version >= 3) {
     header.headerChecksum =
-        headerChecksum(reinterpret_cast<const uint8_t *>(out.data()), out.size());
+        weightsHeaderChecksum(reinterpret_cast<const uint8_t *>(out.data()), out.size());
     std::memcpy(out.data() + kHeaderChecksumAt, &header.headerChecksum, 8);
   }
   return out;
@@ -245,7 +242,7 @@ StatusOr<std::unique_ptr<WeightsFile>> WeightsFile::open(const std::string &path
   file->mappedBytes_ = size;
   const uint8_t *base = file->base_;
   if (h.version >= 3)
-    if (uint64_t sum = headerChecksum(base, h.headerBytes); sum != h.headerChecksum)
+    if (uint64_t sum = weightsHeaderChecksum(base, h.headerBytes); sum != h.headerChecksum)
       return fail("has a damaged header: its checksum is " + hex(h.headerChecksum) +
                   ", its bytes give " + hex(sum));
 

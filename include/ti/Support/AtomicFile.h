@@ -50,6 +50,8 @@ public:
   uint64_t bytesWritten() const { return written; }
 
 private:
+  /// Appends (`at` < 0), or writes at byte `at`; abandons the file on an error.
+  std::string writeBytes(const void *data, size_t bytes, int64_t at);
   void abandon();
   std::string path, tmp;
   int fd = -1;
