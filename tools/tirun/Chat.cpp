@@ -55,6 +55,13 @@ std::vector<int32_t> endOfTurnTokens(const Tokenizer &tokenizer) {
   return ends;
 }
 
+std::vector<int32_t> chatEndTokens(const Tokenizer &tokenizer, const WeightsFile *weights) {
+  std::vector<int32_t> ends = extraEndTokens(tokenizer, weights);
+  for (int32_t id : endOfTurnTokens(tokenizer))
+    ends.push_back(id);
+  return ends;
+}
+
 int runChat(int argc, char **argv) {
   CLI::App app{"tirun chat: a conversation with the model on the terminal"};
   std::string planPath, weightsPath, backend = "auto", tokenizerPath, system;
@@ -97,9 +104,7 @@ int runChat(int argc, char **argv) {
   if (!executor)
     return fail(executor.status().message());
 
-  std::vector<int32_t> ends = extraEndTokens(*tokenizer, (*loaded)->weights.get());
-  for (int32_t id : endOfTurnTokens(*tokenizer))
-    ends.push_back(id);
+  const std::vector<int32_t> ends = chatEndTokens(*tokenizer, (*loaded)->weights.get());
   DecodeSession session((*loaded)->plan, **executor, {.sampling = chosen, .endTokens = ends});
   const int32_t context = static_cast<int32_t>((*loaded)->plan.model.maxContext);
 

@@ -4,6 +4,7 @@
 
 #include "ti/Tokenizer/ChatTemplate.h"
 #include "ti/Tokenizer/Tokenizer.h"
+#include "ti/Weights/WeightsFile.h"
 
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ StatusOr<std::vector<int32_t>> renderConversation(const ChatTemplate &chat, cons
 /// End-of-turn tokens a chat template ends replies with (<|eot_id|>,
 /// <|im_end|>, <|end|>, </s>), those the tokenizer has.
 std::vector<int32_t> endOfTurnTokens(const Tokenizer &tokenizer);
+
+/// The tokens that end a chat's reply besides the plan's: extraEndTokens
+/// (TextSupport.h), then endOfTurnTokens (tirun chat, tirun serve).
+std::vector<int32_t> chatEndTokens(const Tokenizer &tokenizer, const WeightsFile *weights);
 
 } // namespace ti::tirun
 

@@ -231,9 +231,7 @@ int runServe(int argc, char **argv) {
   if (modelName.empty())
     modelName = (*loaded)->plan.model.name;
 
-  std::vector<int32_t> ends = extraEndTokens(*tokenizer, (*loaded)->weights.get());
-  for (int32_t id : endOfTurnTokens(*tokenizer))
-    ends.push_back(id);
+  const std::vector<int32_t> ends = chatEndTokens(*tokenizer, (*loaded)->weights.get());
   serve::ServeEngine engine(**loaded, **executor, *tokenizer, std::move(chat), ends, queue);
   stopper.attach(engine);
   if (stopper.requested())
