@@ -3,7 +3,6 @@
 
 #include "ti/Tokenizer/TextStream.h"
 
-#include <chrono>
 #include <cstdio>
 
 using namespace ti;
@@ -204,7 +203,6 @@ std::variant<Completion, ApiError> ServeEngine::generate(const Prepared &prepare
   c.cachedTokens = turn->reused;
   c.completionTokens = int32_t(turn->tokens.size());
   c.firstTokenSeconds = turn->firstTokenSeconds;
-  c.seconds = turn->seconds;
   std::lock_guard<std::mutex> lock(mutex);
   counts.decodeSeconds += turn->decodeSeconds;
   counts.decodeSteps += uint64_t(turn->decodeSteps);

@@ -33,7 +33,7 @@ struct Completion {
   std::string text;
   std::string finishReason; // "stop" (an end token or a stop string), "length"
   int32_t promptTokens = 0, completionTokens = 0, cachedTokens = 0;
-  double firstTokenSeconds = 0, seconds = 0;
+  double firstTokenSeconds = 0;
   bool cancelled = false;    // ended early: the client left, or the server stopped
   bool leftByClient = false; // the caller's callback ended it
 };
