@@ -94,6 +94,14 @@ bool PlanBuilder::modelInfo() {
     if (s.norm >= 0)
       info.rmsEps = s.eps;
   }
+  // The plan, its verifier and both workers are for a transformer: a graph
+  // of an embedding and a head alone elaborated and compiled, and only the
+  // plan verifier refused it (GraphFuzzer's find: "model: ffn is 0").
+  if (info.layers == 0 || info.ffn == 0) {
+    diags.error(g.loc, "a decode plan needs at least one layer of attention and of MLP (silu_mul); graph '" +
+                           llvm::Twine(g.name) + "' has " + (info.layers == 0 ? "no attention" : "no MLP"));
+    return false;
+  }
   if (const NamedAttr *bos = g.findAttr("bos_token"); bos && bos->value.kind == AttrValue::Kind::Int)
     info.bos = bos->value.i;
   if (const NamedAttr *eos = g.findAttr("eos_tokens")) {
