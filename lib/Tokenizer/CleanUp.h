@@ -3,7 +3,8 @@
 // The text tokenizers' decode tidies when tokenizer_config.json asks for it:
 // no space before . ? ! , and the English contractions, each pattern replaced
 // in turn over the whole text, as the reference does. All patterns start
-// with a space; the stream decoder holds back a tail that may begin one.
+// with a space, and each replacement only removes spaces (CleanUpStream.h
+// relies on both).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_TOKENIZER_CLEANUP_H
@@ -35,13 +36,6 @@ inline void replaceAll(std::string &text, std::string_view from, std::string_vie
 
 inline void cleanUpSpaces(std::string &text) {
   for (auto [from, to] : kCleanUps) replaceAll(text, from, to);
-}
-
-/// Whether `tail` (which starts with a space) may grow into a clean-up pattern.
-inline bool mayStartCleanUp(std::string_view tail) {
-  for (auto [pattern, replacement] : kCleanUps)
-    if (tail.size() < pattern.size() && pattern.substr(0, tail.size()) == tail) return true;
-  return false;
 }
 
 } // namespace ti::tok

@@ -2,6 +2,7 @@
 #include "ti/Tokenizer/StreamDecoder.h"
 
 #include "CleanUp.h"
+#include "CleanUpStream.h"
 
 #include <string_view>
 
@@ -28,31 +29,9 @@ StatusOr<std::string> StreamDecoder::decodeWindow(std::size_t begin, std::size_t
 std::string StreamDecoder::cleanUp(std::string text, bool all) {
   if (!cleanUpSpaces) return text;
   held += text;
-  std::size_t cut = held.size();
-  if (!all) {
-    for (std::size_t back = 1; back <= 3 && back <= held.size(); ++back)
-      if (held[held.size() - back] == ' ' && tok::mayStartCleanUp(std::string_view(held).substr(held.size() - back)))
-        cut = held.size() - back;
-    // Nor may a whole pattern straddle the cut: in " ' '" the held-back
-    // " '" starts with the space that ends the first " ' " (the fuzzer's
-    // find: the stream printed " '" where decode printed "'").
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (auto [pattern, replacement] : tok::kCleanUps)
-        for (std::size_t at = cut > pattern.size() ? cut - pattern.size() + 1 : 0; at < cut; ++at)
-          if (std::string_view(held).substr(at, pattern.size()) == pattern && at + pattern.size() > cut) {
-            cut = at;
-            moved = true;
-          }
-    }
-    // Nor the space before a held " '": decode's clean-ups run one after
-    // another, so "  ' s" becomes " 's" (" ' " -> "'") and then "'s" (the
-    // fuzzer's second find: Llama 3's 70 spaces, " '", " substances").
-    if (cut > 0 && cut < held.size() && held[cut - 1] == ' ' && std::string_view(held).substr(cut, 2) == " '")
-      --cut;
-  }
-  std::string out = held.substr(0, cut);
-  held.erase(0, cut);
+  if (!all) return tok::takeSettled(held);
+  std::string out = std::move(held);
+  held.clear();
   tok::cleanUpSpaces(out);
   return out;
 }

@@ -6,9 +6,9 @@
 // input* (not of the text), and the clean-up of spaces before punctuation
 // looks across tokens. So the decoder keeps a window of ids: it decodes the
 // window with and without the newest token and emits the difference once the
-// text no longer ends in an unfinished character; the clean-up holds back a
-// trailing space that the next token may remove. The concatenation of all
-// pieces equals Tokenizer::decode of all ids (tested on the corpus).
+// text no longer ends in an unfinished character; the clean-up holds back the
+// tail that later text could still change (CleanUpStream.h). The
+// concatenation of all pieces equals Tokenizer::decode of all ids (tested on the corpus).
 //
 // Not thread-safe: one per stream. The Tokenizer must outlive it.
 //
