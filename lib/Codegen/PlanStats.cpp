@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 using namespace ti;
 using namespace ti::plan;
@@ -167,4 +168,19 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
   }
   std::snprintf(line, sizeof line, "max imbalance over weight waves: %.2f%%\n", 100 * worst);
   os << line;
+
+  // Over the step: a stream worker's rate is capped by its copies in flight
+  // and its producer runs ahead across waves, so the busiest worker's bytes
+  // set the stream's time.
+  std::vector<uint64_t> step(p.target.workers, 0);
+  for (const TaskRecord &t : p.tasks)
+    if (t.worker < step.size())
+      step[t.worker] += streamedBytes(t);
+  if (!step.empty()) {
+    const auto [lo, hi] = std::minmax_element(step.begin(), step.end());
+    const double mean = double(bytes.tasks) / double(step.size());
+    std::snprintf(line, sizeof line, "streamed per worker over the step: %s..%s bytes, the busiest %.2f%% above the mean\n",
+                  thousands(*lo).c_str(), thousands(*hi).c_str(), mean > 0 ? 100 * (double(*hi) / mean - 1) : 0.0);
+    os << line;
+  }
 }
