@@ -13,11 +13,24 @@
 //    idle), and a merge's loads from L2 wait behind its worker's copies in
 //    flight.
 //
-// Which workers stay idle in a wave does not matter for bandwidth (half the
-// chip saturates HBM), so no rotation is attempted.
+// 4. With the target's spread_weight_waves (balance-rows gave a weight stage a
+//    task for every worker, some larger by an octet), a weight stage's tasks
+//    go largest first to the workers that have streamed the fewest bytes so
+//    far in the step (ties: the lower worker), so that no worker carries the
+//    larger tasks of every wave. A stream worker's rate is capped by its
+//    copies in flight, and its producer runs ahead across waves, so what sets
+//    the step is each worker's bytes over all of it. Without it, which
+//    workers stay idle in a wave does not matter for bandwidth (half the chip
+//    saturates HBM with plain loads), and no rotation is attempted.
 //
 //===----------------------------------------------------------------------===//
+#include "StageBytes.h"
+
 #include "ti/Passes/Passes.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
 
 using namespace ti;
 using namespace ti::tir;
@@ -29,15 +42,40 @@ public:
   AssignWorkers() : Pass(PassId::AssignWorkers) {}
 
   bool run(Module &m, DiagnosticEngine &diags) override {
+    std::vector<uint64_t> streamed(m.target.workers, 0);
     for (Stage &s : m.stages) {
+      if (m.target.spreadWeightWaves && streamsWeights(s) && s.tasks.size() <= m.target.workers) {
+        placeByBytesStreamed(s, streamed);
+        count("stages-placed-by-bytes");
+        continue;
+      }
       const size_t n = s.tasks.size(), workers = m.target.workers;
       const size_t first = s.kind == StageKind::MergeAttention && n < workers ? workers - n : 0;
       for (size_t k = 0; k < n; ++k)
         s.tasks[k].worker = static_cast<int>((first + k) % workers);
       if (s.tasks.size() > m.target.workers)
         count("stages-with-several-tasks-per-worker");
+      if (streamsWeights(s))
+        for (const Task &t : s.tasks)
+          streamed[t.worker] += taskWeightBytes(s, t);
     }
     return true;
+  }
+
+private:
+  /// Rule 4: the largest tasks to the workers that have streamed least.
+  static void placeByBytesStreamed(Stage &s, std::vector<uint64_t> &streamed) {
+    std::vector<size_t> tasks(s.tasks.size()), workers(streamed.size());
+    std::iota(tasks.begin(), tasks.end(), 0);
+    std::iota(workers.begin(), workers.end(), 0);
+    auto bytes = [&](size_t k) { return taskWeightBytes(s, s.tasks[k]); };
+    std::stable_sort(tasks.begin(), tasks.end(), [&](size_t a, size_t b) { return bytes(a) > bytes(b); });
+    std::stable_sort(workers.begin(), workers.end(),
+                     [&](size_t a, size_t b) { return streamed[a] < streamed[b]; });
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      s.tasks[tasks[i]].worker = static_cast<int>(workers[i]);
+      streamed[workers[i]] += bytes(tasks[i]);
+    }
   }
 };
 

@@ -20,11 +20,18 @@
 //    tasks are spread evenly.
 //    A tiled stage (tile-weights) is cut the same way in units of an octet
 //    (8 rows, or 8 units of a SiLU*up stage): every task's rows whole octets.
-// 3. Stages whose tasks are not row ranges: Select (one task per worker) and
+// 3. With the target's spread_weight_waves, a weight stage takes every
+//    worker (all 132 on the H200: q+k+v 120 tasks of 3 octets and 12 of 2)
+//    though its largest task stays the same: a stream worker's rate is capped
+//    by its copies in flight, so a worker left idle is bandwidth lost to the
+//    step, not to the wave, once assign-workers evens out the bytes.
+// 4. Stages whose tasks are not row ranges: Select (one task per worker) and
 //    attention (one per (kv head, chunk)). The attention's merge takes the
 //    output rows of one kv head's group of heads a task.
 //
 //===----------------------------------------------------------------------===//
+#include "StageBytes.h"
+
 #include "ti/Passes/Passes.h"
 #include "ti/Plan/WeightTiles.h"
 
@@ -34,20 +41,6 @@ using namespace ti;
 using namespace ti::tir;
 
 namespace {
-
-/// Bytes a task streams per unit of the stage, and the bytes every task reads.
-std::pair<uint64_t, uint64_t> unitBytes(const Module &m, const Stage &s) {
-  const uint64_t w = plan::kWeightBytes;
-  uint64_t norm = s.norm >= 0 ? s.cols * w : 0;
-  switch (s.kind) {
-  case StageKind::Embed: return {2, 0};
-  case StageKind::Gemv: return {(s.siluMul ? 2 : 1) * s.cols * w, norm}; // Gate and up rows.
-  case StageKind::LmHead: return {s.cols * w, norm};
-  case StageKind::FfnPartial: return {3 * s.cols * w, norm};
-  case StageKind::ReduceResidual: return {4, 0}; // No weights: balance the partials read.
-  default: return {1, 0};
-  }
-}
 
 class BalanceRows : public Pass {
 public:
@@ -95,7 +88,7 @@ public:
       // A tiled stage is cut in whole octets of its rows (or of a SiLU*up
       // stage's units, whose gate and up rows are each tiled).
       const uint64_t grain = s.tiled ? plan::kTileRows : 1;
-      auto [unit, c] = unitBytes(m, s);
+      auto [unit, c] = unitBytes(s);
       const uint64_t b = unit * grain;
       const uint64_t units = s.units / grain;
       const uint64_t most = std::min<uint64_t>(workers, units);
@@ -103,6 +96,11 @@ public:
       uint64_t n = 1;
       while (n < most && double((units + n - 1) / n * b + c) > (1 + tolerance) * least)
         ++n;
+      // Spread: a weight stage on every worker it can use, even where that
+      // leaves its largest task as large (assign-workers then balances each
+      // worker's bytes over the step).
+      if (m.target.spreadWeightWaves && streamsWeights(s))
+        n = most;
       for (uint64_t k = 0; k < n; ++k) {
         Task t(k * units / n * grain, (k + 1) * units / n * grain);
         s.tasks.push_back(t);

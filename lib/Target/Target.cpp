@@ -315,6 +315,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "stream_kv") s = wantBool(t.streamKv);
     else if (key == "stream_kv_context") s = wantUInt(t.streamKvContext);
     else if (key == "stream_weight_tiles") s = wantBool(t.streamWeightTiles);
+    else if (key == "spread_weight_waves") s = wantBool(t.spreadWeightWaves);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
     if (!s.ok())
       return s;
@@ -359,6 +360,7 @@ std::string ti::targetToJson(const Target &t) {
             {"hand_offs", handOffsName(t.handOffs)},
             {"stream_kv", t.streamKv},
             {"stream_kv_context", t.streamKvContext},
-            {"stream_weight_tiles", t.streamWeightTiles}};
+            {"stream_weight_tiles", t.streamWeightTiles},
+            {"spread_weight_waves", t.spreadWeightWaves}};
   return j.dump(2) + "\n";
 }

@@ -44,6 +44,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 
 using namespace ti;
 namespace fs = std::filesystem;
@@ -743,6 +745,39 @@ TEST_P(StreamGpuVsCpuModelTest, WeightTilesMatchTheCpu) {
   ASSERT_TRUE(lp);
   ASSERT_TRUE(hasTiledTasks(*lp));
   expectStepsMatchTheCpu(lp, 20, 0, GetParam().tolerance);
+}
+
+/// How many of `lp`'s workers stream weights in its busiest weight wave.
+size_t workersOfTheWidestWeightWave(const LoadedPlan &lp) {
+  std::map<uint32_t, std::set<uint16_t>> workers;
+  for (const plan::TaskRecord &t : lp.plan.tasks)
+    if (t.opcode == uint16_t(plan::Opcode::Gemv) || t.opcode == uint16_t(plan::Opcode::GateUp))
+      workers[t.wave].insert(t.worker);
+  size_t widest = 0;
+  for (const auto &[wave, set] : workers)
+    widest = std::max(widest, set.size());
+  return widest;
+}
+
+TEST_P(StreamGpuVsCpuModelTest, SpreadWeightWavesMatchTheCpu) {
+  // Every weight wave on all 132 workers, the larger tasks placed where the
+  // fewest bytes were streamed so far (balance-rows, assign-workers): other
+  // workers, other row ranges, the same rows' sums.
+  auto lp = streamPlan("models/" + std::string(GetParam().model) + ".graph",
+                       "--max-context 64 --spread-weight-waves on");
+  ASSERT_TRUE(lp);
+  ASSERT_EQ(workersOfTheWidestWeightWave(*lp), lp->plan.target.workers);
+  expectStepsMatchTheCpu(lp, 20, 0, GetParam().tolerance);
+}
+
+TEST_F(StreamGpuVsCpuTest, SpreadWeightWavesMatchTheCpu) {
+  // The tiny model's waves have fewer octets than workers: only the placement
+  // changes. Many steps in one launch; the same bits run to run.
+  auto lp = streamPlan("models/tiny.graph", "--spread-weight-waves on");
+  ASSERT_TRUE(lp);
+  expectStepsMatchTheCpu(lp, kSteps, 4);
+  expectLaunchMatchesTheCpu(lp, kSteps);
+  expectRerunsBitIdentical(lp);
 }
 
 TEST_F(GpuVsCpuTest, ThePlainWorkerRunsTaggedHandOffs) {

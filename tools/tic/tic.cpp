@@ -56,6 +56,7 @@ struct Options {
   std::string handOffs;  // Empty: the target's.
   std::optional<uint32_t> streamKvContext; // Unset: the target's.
   std::string weightTiles; // Empty: the target's.
+  std::string spreadWeightWaves; // Empty: the target's.
   std::string passes;
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
@@ -161,6 +162,9 @@ int run(const Options &opts) {
                   llvm::Twine(ti::plan::kTileBytes));
   }
 
+  if (!opts.spreadWeightWaves.empty())
+    target->spreadWeightWaves = opts.spreadWeightWaves == "on";
+
   ti::tir::Module module;
   module.graph = &*graph;
   module.target = *target;
@@ -262,6 +266,10 @@ int main(int argc, char **argv) {
   app.add_option("--weight-tiles", opts.weightTiles,
                  "whether the stream worker's GEMV weights go in octet tiles for the tensor cores "
                  "(on or off; default: the target's)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--spread-weight-waves", opts.spreadWeightWaves,
+                 "whether every weight wave runs on all the workers it can use, each worker's bytes "
+                 "balanced over the step (on or off; default: the target's)")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--hand-offs", opts.handOffs,
                  "how a wave hands its outputs on: grid (a grid barrier after it) or tags (tagged "

@@ -112,6 +112,12 @@ struct Target {
   /// store their weights in octet tiles (tile-weights; ti/Plan/WeightTiles.h),
   /// which the stream worker's consumers multiply on the tensor cores.
   bool streamWeightTiles = false;
+  /// Whether every weight wave runs on all the workers it can use, with each
+  /// worker's bytes balanced over the step (balance-rows, assign-workers),
+  /// rather than on the fewest workers at the same largest task. A stream
+  /// worker's rate is capped by its copies in flight, so an idle one is
+  /// bandwidth lost; off until measured faster (docs/PERFORMANCE.md, step 23).
+  bool spreadWeightWaves = false;
 
   plan::WorkerLimits workerLimits() const {
     return plan::WorkerLimits{threadsPerWorker, maxQueryHeadsPerKvHead, headDims,
