@@ -116,7 +116,8 @@ struct Target {
   /// worker's bytes balanced over the step (balance-rows, assign-workers),
   /// rather than on the fewest workers at the same largest task. A stream
   /// worker's rate is capped by its copies in flight, so an idle one is
-  /// bandwidth lost; off until measured faster (docs/PERFORMANCE.md, step 23).
+  /// bandwidth lost. The built-in targets leave it off: not yet measured on a
+  /// GPU (docs/PERFORMANCE.md, step 23).
   bool spreadWeightWaves = false;
 
   plan::WorkerLimits workerLimits() const {
