@@ -169,8 +169,10 @@ std::variant<Completion, ApiError> ServeEngine::generate(const Prepared &prepare
   Completion c;
   bool gone = false;
   Status failure;
+  // After every launch, with what it made (often nothing): the caller's
+  // chance to say that its client has gone.
   auto emit = [&](const std::string &text) {
-    if (text.empty() || gone)
+    if (gone)
       return;
     c.text += text;
     if (onText && !onText(text))

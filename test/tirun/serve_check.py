@@ -273,6 +273,23 @@ expect(m["tileinfer_generated_tokens_total"] - before["tileinfer_generated_token
        "the cancelled generation ran to its end")
 print("a client that leaves: its generation cancelled", flush=True)
 
+# So does one that asked for a whole reply and closed its connection at once:
+# nothing is written until the end, so the server looks after each launch.
+before = s.metrics()
+sock = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+data = json.dumps({"model": MODEL, "prompt": "Once", "max_tokens": 400}).encode()
+sock.sendall(f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+sock.close()
+deadline = time.time() + 30
+while s.metrics()["tileinfer_requests_cancelled_total"] <= before["tileinfer_requests_cancelled_total"]:
+    expect(time.time() < deadline, "a client that left a whole reply did not cancel its generation within 30 s")
+    time.sleep(0.05)
+m = s.metrics()
+expect(m["tileinfer_generated_tokens_total"] - before["tileinfer_generated_tokens_total"] < 400,
+       "the cancelled whole reply ran to its end")
+print("a client that leaves a whole reply: its generation cancelled", flush=True)
+
 # Load: 200 sequential requests, then 50 at once; each answered once, with a
 # completion or 429; the server's memory flat.
 ids = set()

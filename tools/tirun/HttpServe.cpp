@@ -9,14 +9,16 @@
 // at a time, in arrival order. A handler reads and checks the request and
 // its tokens first (400, 401, 404 and 429 go out before any generation), then
 // waits for its turn. A streamed reply's events are written as its text is
-// made; a write that fails (the client left) ends the generation within one
-// launch.
+// made; a client that leaves (a write fails, or PeerWatch finds its
+// connection closed after a launch) ends the generation within one launch,
+// whole replies included.
 //
 //===----------------------------------------------------------------------===//
 #include "HttpServe.h"
 
 #include "Chat.h"
 #include "CommandLine.h"
+#include "PeerWatch.h"
 #include "TextSupport.h"
 
 #include "ti/Backends/Backends.h"
@@ -309,8 +311,9 @@ int runServe(int argc, char **argv) {
                   (endpoint == Endpoint::ChatCompletions ? "chatcmpl-" : "cmpl-") + std::to_string(started) + "-" +
                       std::to_string(ids++),
                   modelName, now(), shared->request.includeUsage};
+      const PeerWatch peer(req);
       if (!shared->request.stream) {
-        auto result = engine.run(std::move(*ticket), *shared, {});
+        auto result = engine.run(std::move(*ticket), *shared, [&peer](const std::string &) { return !peer.gone(); });
         if (auto *e = std::get_if<ApiError>(&result))
           return sendError(res, *e);
         res.set_content(dump(reply.whole(std::get<Completion>(result))), "application/json");
@@ -318,7 +321,7 @@ int runServe(int argc, char **argv) {
       }
       res.set_header("Cache-Control", "no-cache");
       res.set_chunked_content_provider(
-          "text/event-stream", [&engine, shared, ticket, reply](size_t, httplib::DataSink &sink) {
+          "text/event-stream", [&engine, shared, ticket, reply, peer](size_t, httplib::DataSink &sink) {
             // A chat's first event names the role.
             bool open = shared->request.endpoint != Endpoint::ChatCompletions ||
                         sendEvent(sink, dump(reply.chunk(nullptr, nullptr, true)));
@@ -327,7 +330,9 @@ int runServe(int argc, char **argv) {
             std::variant<Completion, ApiError> result;
             try {
               result = engine.run(std::move(*ticket), *shared, [&](const std::string &text) {
-                open = open && sendEvent(sink, dump(reply.chunk(&text, nullptr)));
+                if (!text.empty())
+                  open = open && sendEvent(sink, dump(reply.chunk(&text, nullptr)));
+                open = open && !peer.gone();
                 return open;
               });
             } catch (const std::exception &) { // httplib does not catch in a provider

@@ -5,9 +5,10 @@
 // (429) rather than queued without bound. The K/V cache keeps the last
 // request's tokens: a request whose prompt begins with them (a chat's next
 // turn) feeds only the rest (DecodeSession), reported as cached tokens.
-// Text goes out as it is made (whole characters, stop strings held back);
-// the caller's callback returning false (the client left) ends the
-// generation within one launch. Thread-safe: every HTTP handler thread calls
+// Text goes out as it is made (whole characters, stop strings held back),
+// to a callback called after every launch (with what the launch made, often
+// nothing); its returning false (the client left) ends the generation
+// within one launch. Thread-safe: every HTTP handler thread calls
 // run().
 //
 //===----------------------------------------------------------------------===//
@@ -89,9 +90,9 @@ public:
   std::variant<Prepared, ApiError> prepare(ApiRequest request) const;
   /// A place in the queue, or 429 at once when `queueLimit` wait already.
   std::variant<Ticket, ApiError> admit();
-  /// Waits for the ticket's turn, generates (`onText` gets the text as it
-  /// is made and returns false to end the generation), hands the executor
-  /// on. A completion, or 500 if the model's logits are not finite.
+  /// Waits for the ticket's turn, generates (`onText` gets the text each
+  /// launch made, possibly empty, and returns false to end the generation),
+  /// hands the executor on. A completion, or 500 if the model's logits are not finite.
   std::variant<Completion, ApiError> run(Ticket ticket, const Prepared &prepared,
                                          const std::function<bool(const std::string &)> &onText);
 
