@@ -337,6 +337,7 @@ private:
           }
           break;
         }
+        if (!slice && !parts[0]) return error("expected an index between '[' and ']'"); // x[] (an index is never empty)
         if (Status s = expectOp("]"); !s) return s;
         auto n = node(slice ? Node::Kind::Slice : Node::Kind::Index);
         n->operands = {value, parts[0]};

@@ -116,6 +116,11 @@ TEST(ChatTemplate, NamesWhatItDoesNotSupport) {
             "error: chat template: line 1: a string passes 16 MiB");
   EXPECT_EQ(render("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"),
             "error: chat template: line 1: the template runs for more than a million steps");
+  // ChatTemplateFuzzer's find in CI: an empty index made a node without its
+  // key, which the renderer followed (a null reference under UBSan).
+  EXPECT_EQ(render("{{ mass[][::-1] }}"), "error: chat template: line 1: expected an index between '[' and ']'");
+  EXPECT_EQ(render("{{ x[] }}"), "error: chat template: line 1: expected an index between '[' and ']'");
+  EXPECT_EQ(render("{{ 'abc'[:] }}|{{ 'abc'[::] }}"), "abc|abc");
   EXPECT_EQ(render("{{ 1 + 'a' }}"),
             "error: chat template: line 1: '+' between values that are not both numbers (or strings for +)");
 }
