@@ -203,6 +203,31 @@ TEST(Tokenizer, TheStreamCleansUpAcrossTokensAsDecodeDoes) {
   }
 }
 
+// TokenizerFileFuzzer's find: a decoder that strips up to two spaces at the
+// start of its input, and tokens of one space each (byte fallback). A window
+// that began with a lone space token decoded to nothing, so the stream lost a
+// space that the whole text keeps.
+TEST(Tokenizer, TheStreamStripsOnlyWhatTheWholeTextStrips) {
+  const std::string json = R"({"added_tokens": [], "normalizer": null, "pre_tokenizer": null,
+    "post_processor": null, "decoder": {"type": "Sequence", "decoders": [
+      {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}, {"type": "ByteFallback"},
+      {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 2, "stop": 0}]},
+    "model": {"type": "BPE", "byte_fallback": true, "vocab": {"<0x20>": 0, "a": 1, "\u2581b": 2}, "merges": []}})";
+  auto t = Tokenizer::fromJson(json, "{}");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  for (const std::vector<int32_t> &ids : std::vector<std::vector<int32_t>>{
+           {1, 0, 0, 1}, {1, 0, 0, 0, 1, 0, 0}, {0, 0, 0, 1}, {0, 1, 0, 2, 0, 0, 2}, {1, 2, 0, 0, 0, 0, 2}}) {
+    auto whole = t->decode(ids);
+    ASSERT_TRUE(whole.ok());
+    StreamDecoder stream(*t);
+    std::string streamed;
+    for (int32_t id : ids)
+      streamed += *stream.push(id);
+    streamed += *stream.finish();
+    EXPECT_EQ(streamed, *whole) << "ids " << ::testing::PrintToString(ids);
+  }
+}
+
 // Every text of up to six characters from the patterns' alphabet, one
 // character a token: the stream must print what decode prints of the whole.
 // Six is enough for each cascade (" n ' t" -> " n't" -> "n't", "  ' s" ->
