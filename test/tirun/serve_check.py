@@ -22,6 +22,8 @@ import time
 
 tirun, plan, weights, work = sys.argv[1:5]
 node, node_modules = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else (None, None)
+if node == "none":  # serve-check.sh on a machine without Node.js (the lent GPU's)
+    node = None
 BACKEND = os.environ.get("TI_SERVE_BACKEND", "cpu")
 MODEL = None  # the server's, from /v1/models
 
