@@ -17,9 +17,9 @@
 //    task for every worker, some larger by an octet), a weight stage's tasks
 //    go largest first to the workers that have streamed the fewest bytes so
 //    far in the step (ties: the lower worker), so that no worker carries the
-//    larger tasks of every wave. A stream worker's rate is capped by its
-//    copies in flight, and its producer runs ahead across waves, so what sets
-//    the step is each worker's bytes over all of it. Without it, which
+//    larger tasks of every wave (for a stream whose rate per worker is capped
+//    by its copies in flight; the H200's is HBM-bound, and the built-in
+//    targets leave it off: docs/PERFORMANCE.md, step 23). Without it, which
 //    workers stay idle in a wave does not matter for bandwidth (half the chip
 //    saturates HBM with plain loads), and no rotation is attempted.
 //

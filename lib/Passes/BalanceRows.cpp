@@ -22,9 +22,10 @@
 //    (8 rows, or 8 units of a SiLU*up stage): every task's rows whole octets.
 // 3. With the target's spread_weight_waves, a weight stage takes every
 //    worker (all 132 on the H200: q+k+v 120 tasks of 3 octets and 12 of 2)
-//    though its largest task stays the same: a stream worker's rate is capped
-//    by its copies in flight, so a worker left idle is bandwidth lost to the
-//    step, not to the wave, once assign-workers evens out the bytes.
+//    though its largest task stays the same, and assign-workers evens out
+//    each worker's bytes over the step (off in the built-in targets: 0.5-1.4%
+//    slower on the H200, whose stream is HBM-bound; docs/PERFORMANCE.md,
+//    step 23).
 // 4. Stages whose tasks are not row ranges: Select (one task per worker) and
 //    attention (one per (kv head, chunk)). The attention's merge takes the
 //    output rows of one kv head's group of heads a task.

@@ -114,10 +114,10 @@ struct Target {
   bool streamWeightTiles = false;
   /// Whether every weight wave runs on all the workers it can use, with each
   /// worker's bytes balanced over the step (balance-rows, assign-workers),
-  /// rather than on the fewest workers at the same largest task. A stream
-  /// worker's rate is capped by its copies in flight, so an idle one is
-  /// bandwidth lost. The built-in targets leave it off: not yet measured on a
-  /// GPU (docs/PERFORMANCE.md, step 23).
+  /// rather than on the fewest workers at the same largest task. Off in the
+  /// built-in targets: on the H200 the 1B's and the 8B's steps were 0.5-1.4%
+  /// slower with it, the stream being HBM-bound rather than bound per worker
+  /// (docs/PERFORMANCE.md, step 23).
   bool spreadWeightWaves = false;
 
   plan::WorkerLimits workerLimits() const {
