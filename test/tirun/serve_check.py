@@ -134,6 +134,17 @@ def error_of(status, body, want_status, want_fragment):
     print(f"status {status}: {body['error']['message']}", flush=True)
 
 
+def expect_cancelled(before, who, what):
+    """The server's cancelled count rises within 30 s of `before`, short of the 400 tokens asked for."""
+    deadline = time.time() + 30
+    while s.metrics()["tileinfer_requests_cancelled_total"] <= before["tileinfer_requests_cancelled_total"]:
+        expect(time.time() < deadline, f"{who} did not cancel its generation within 30 s")
+        time.sleep(0.05)
+    m = s.metrics()
+    expect(m["tileinfer_generated_tokens_total"] - before["tileinfer_generated_tokens_total"] < 400,
+           f"{what} ran to its end")
+
+
 def stream_events(server, path, body, leave_after=None):
     """The data lines of a streamed reply; with leave_after, the socket is closed after that many."""
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
@@ -266,13 +277,7 @@ print("8 idle connections: /health answered at once", flush=True)
 before = s.metrics()
 events = stream_events(s, "/v1/completions", {"model": MODEL, "prompt": "Once", "max_tokens": 400,
                                               "stream": True}, leave_after=1)
-deadline = time.time() + 30
-while s.metrics()["tileinfer_requests_cancelled_total"] <= before["tileinfer_requests_cancelled_total"]:
-    expect(time.time() < deadline, "a client that left did not cancel its generation within 30 s")
-    time.sleep(0.05)
-m = s.metrics()
-expect(m["tileinfer_generated_tokens_total"] - before["tileinfer_generated_tokens_total"] < 400,
-       "the cancelled generation ran to its end")
+expect_cancelled(before, "a client that left", "the cancelled generation")
 print("a client that leaves: its generation cancelled", flush=True)
 
 # So does one that asked for a whole reply and closed its connection at once:
@@ -283,13 +288,7 @@ data = json.dumps({"model": MODEL, "prompt": "Once", "max_tokens": 400}).encode(
 sock.sendall(f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
              f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
 sock.close()
-deadline = time.time() + 30
-while s.metrics()["tileinfer_requests_cancelled_total"] <= before["tileinfer_requests_cancelled_total"]:
-    expect(time.time() < deadline, "a client that left a whole reply did not cancel its generation within 30 s")
-    time.sleep(0.05)
-m = s.metrics()
-expect(m["tileinfer_generated_tokens_total"] - before["tileinfer_generated_tokens_total"] < 400,
-       "the cancelled whole reply ran to its end")
+expect_cancelled(before, "a client that left a whole reply", "the cancelled whole reply")
 print("a client that leaves a whole reply: its generation cancelled", flush=True)
 
 # Load: 200 sequential requests, then 50 at once; each answered once, with a

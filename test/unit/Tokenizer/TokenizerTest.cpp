@@ -178,6 +178,15 @@ TEST(Tokenizer, NamesTheFieldOfADamagedOrUnsupportedFile) {
   EXPECT_EQ(loadError(withField("normalizer", deep)), "tok.json: nested deeper than 64 levels");
 }
 
+/// What a StreamDecoder prints for `ids`, piece by piece, then its tail.
+std::string streamedText(const Tokenizer &t, const std::vector<int32_t> &ids) {
+  StreamDecoder stream(t);
+  std::string streamed;
+  for (int32_t id : ids)
+    streamed += *stream.push(id);
+  return streamed + *stream.finish();
+}
+
 // The fuzzer's find (TokenizerEncodeFuzzer, Llama 3's ids 364 364 64662:
 // " '" " '" " F..."): the stream held back the second " '" and cleaned the
 // first alone, though " ' " spans both; decode removes that space.
@@ -194,12 +203,7 @@ TEST(Tokenizer, TheStreamCleansUpAcrossTokensAsDecodeDoes) {
            {1, 4, 0, 5}, {4, 4, 0, 5, 1}}) {
     auto whole = t->decode(ids);
     ASSERT_TRUE(whole.ok());
-    StreamDecoder stream(*t);
-    std::string streamed;
-    for (int32_t id : ids)
-      streamed += *stream.push(id);
-    streamed += *stream.finish();
-    EXPECT_EQ(streamed, *whole) << "ids " << ::testing::PrintToString(ids);
+    EXPECT_EQ(streamedText(*t, ids), *whole) << "ids " << ::testing::PrintToString(ids);
   }
 }
 
@@ -219,12 +223,7 @@ TEST(Tokenizer, TheStreamStripsOnlyWhatTheWholeTextStrips) {
            {1, 0, 0, 1}, {1, 0, 0, 0, 1, 0, 0}, {0, 0, 0, 1}, {0, 1, 0, 2, 0, 0, 2}, {1, 2, 0, 0, 0, 0, 2}}) {
     auto whole = t->decode(ids);
     ASSERT_TRUE(whole.ok());
-    StreamDecoder stream(*t);
-    std::string streamed;
-    for (int32_t id : ids)
-      streamed += *stream.push(id);
-    streamed += *stream.finish();
-    EXPECT_EQ(streamed, *whole) << "ids " << ::testing::PrintToString(ids);
+    EXPECT_EQ(streamedText(*t, ids), *whole) << "ids " << ::testing::PrintToString(ids);
   }
 }
 
@@ -248,11 +247,7 @@ TEST(Tokenizer, TheStreamCleansUpEveryShortTextAsDecodeDoes) {
     for (bool more = true; more && failures < 5;) {
       auto whole = t->decode(ids);
       ASSERT_TRUE(whole.ok());
-      StreamDecoder stream(*t);
-      std::string streamed;
-      for (int32_t id : ids)
-        streamed += *stream.push(id);
-      streamed += *stream.finish();
+      const std::string streamed = streamedText(*t, ids);
       if (streamed != *whole) {
         ++failures;
         ADD_FAILURE() << "ids " << ::testing::PrintToString(ids) << ": streamed \"" << streamed << "\", decoded \""
