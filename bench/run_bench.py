@@ -123,6 +123,9 @@ def parse_args(argv):
     ap.add_argument("--graph", default=os.path.normpath(os.path.join(HERE, "..", "models",
                                                                       "llama32-1b.graph")))
     ap.add_argument("--target", default="h200", help="tic's built-in target")
+    ap.add_argument("--target-file", default=None,
+                    help="a target description for tic instead of --target (a plan "
+                         "decision under test, before it becomes the built-in's)")
     ap.add_argument("--contexts", default="1,128,512,1024,2048,4096",
                     help="positions in the K/V cache at each measurement")
     ap.add_argument("--rounds", type=int, default=6, help="measured blocks per context and worker")
@@ -195,7 +198,9 @@ def prepare(args, commands):
     except ValueError:
         fail(f"--graph: {args.graph} names no graph")
     os.makedirs(args.work, exist_ok=True)
-    stem = os.path.join(args.work, f"{model}-{args.target}")
+    target = (os.path.splitext(os.path.basename(args.target_file))[0] if args.target_file
+              else args.target)
+    stem = os.path.join(args.work, f"{model}-{target}")
     tic, tipack = (os.path.join(args.bin, t) for t in ("tic", "tipack"))
 
     def run(argv):
@@ -205,7 +210,10 @@ def prepare(args, commands):
             fail(f"{os.path.basename(argv[0])} failed")
 
     plan = stem + ".fb"
-    if stale(plan, [args.graph, tic]):
+    if args.target_file:
+        if stale(plan, [args.graph, tic, args.target_file]):
+            run([tic, args.graph, "--target-file", args.target_file, "-o", plan])
+    elif stale(plan, [args.graph, tic]):
         run([tic, args.graph, "--target", args.target, "-o", plan])
     checkpoint = None
     if args.weights == "random":
@@ -490,7 +498,7 @@ def main(argv):
         "model": model,
         "commands": commands,
         "settings": {k: getattr(args, k) for k in (
-            "target", "contexts", "rounds", "block", "warmup", "generate", "generate_reps",
+            "target", "target_file", "contexts", "rounds", "block", "warmup", "generate", "generate_reps",
             "sessions", "spawn_orders", "weights", "backend", "static_cache")},
         "bandwidth": {"gbs": gbs, "samples": samples, "bytes": bandwidth[0].get("bytes"),
                       "measurements": [{k: b[k] for k in ("session", "when", "gbs")}
