@@ -9,11 +9,15 @@
 # Each run decodes 3 prompt tokens and 20 more at context 64 with the
 # attention split at 16, so that both attention modes run, and must report no
 # error or hazard (--error-exitcode). Every command is bounded (TI_SANITIZER_TIMEOUT
-# seconds each, default 240). The last line is PASS or FAIL.
+# seconds each, default 240). TI_SANITIZER_RUNS narrows the runs to those
+# whose "model execution tool" matches an extended regular expression (e.g.
+# "1b-cut .* racecheck": one that did not finish before). The last line is
+# PASS or FAIL.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "${1:-}" /tmp/sanitizer-check
 layers=${TI_SANITIZER_LAYERS:-2}
 limit=${TI_SANITIZER_TIMEOUT:-240}
+runs=${TI_SANITIZER_RUNS:-.}
 table=$out/table.txt
 : > "$table"
 
@@ -37,6 +41,7 @@ model 1b-cut "$work/1b-cut.graph" 64 16
 for name in tiny 1b-cut; do
   for execution in stream plain; do
     for tool in memcheck racecheck synccheck; do
+      echo "$name $execution $tool" | grep -Eq "$runs" || continue
       log="$out/$name-$execution-$tool.log"
       SECONDS=0
       bounded "$limit" compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/tirun" \
