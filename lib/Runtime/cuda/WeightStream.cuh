@@ -376,10 +376,12 @@ private:
       }
       const plan::StreamSegment s = plan::streamSegment(t, prefetchSegment_);
       const uint64_t bytes = uint64_t(s.rows) * s.rowBytes;
-      const uint32_t chunk = uint32_t(min(uint64_t(ring_.stageBytes), bytes - prefetchDone_));
-      prefetchToL2(base_ + s.offset + prefetchDone_, chunk);
-      prefetched_ += chunk;
-      prefetchDone_ += chunk;
+      if (bytes != 0) { // An empty segment: no copy either, and a prefetch needs a size.
+        const uint32_t chunk = uint32_t(min(uint64_t(ring_.stageBytes), bytes - prefetchDone_));
+        prefetchToL2(base_ + s.offset + prefetchDone_, chunk);
+        prefetched_ += chunk;
+        prefetchDone_ += chunk;
+      }
       if (prefetchDone_ == bytes) {
         prefetchDone_ = 0;
         ++prefetchSegment_;
