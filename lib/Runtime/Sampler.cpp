@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <unordered_set>
@@ -66,9 +67,13 @@ int32_t Sampler::next(std::span<const float> logits, std::span<const int32_t> hi
       if (likelier(i, best)) best = i;
     return best;
   }
-  // The candidates in order, as far as needed: the first `head` sorted.
-  order.resize(vocab);
-  std::iota(order.begin(), order.end(), 0);
+  // 3. Top-k: the candidates in order, as far as needed (the first `sorted`
+  // by likelier). Without it every token is a candidate, in id order.
+  const bool cuts = (options.topK > 0 && options.topK < vocab) || options.topP < 1 || options.minP > 0;
+  if (cuts || order.size() != std::size_t(vocab)) { // (Without cuts nothing reorders it.)
+    order.resize(vocab);
+    std::iota(order.begin(), order.end(), 0);
+  }
   std::size_t sorted = 0;
   auto sortHead = [&](std::size_t head) {
     head = std::min<std::size_t>(head, order.size());
@@ -77,46 +82,81 @@ int32_t Sampler::next(std::span<const float> logits, std::span<const int32_t> hi
     std::sort(order.begin() + sorted, order.begin() + head, likelier);
     sorted = head;
   };
-  // 3. Top-k.
   std::size_t kept = order.size();
   if (options.topK > 0 && options.topK < vocab) {
     sortHead(options.topK);
     kept = options.topK;
     order.resize(kept);
   }
-  // 4. Softmax at the temperature (unnormalized: the likeliest weighs 1).
-  sortHead(1);
-  float top = work[order[0]];
-  if (!std::isfinite(top)) return order[0];
-  auto weight = [&](int32_t t) { return std::exp((double(work[t]) - top) / options.temperature); };
+  // 4. Softmax at the temperature (unnormalized: the likeliest weighs 1),
+  // each candidate's weight computed once, in float (the vocabulary's
+  // exponentials are most of a step's sampling; a NaN logit weighs 0).
+  int32_t likeliest = order[0];
+  if (kept == std::size_t(vocab)) {
+    // The largest value first (NaN compares false, so it never wins), then
+    // its lowest id: two passes the compiler vectorizes.
+    float largest = -std::numeric_limits<float>::infinity();
+    for (int32_t t = 0; t < vocab; ++t) largest = work[t] > largest ? work[t] : largest;
+    likeliest = int32_t(std::find(work.begin(), work.end(), largest) - work.begin());
+    if (likeliest == vocab) // Every logit NaN or -inf: the order's own rule.
+      likeliest = *std::min_element(order.begin(), order.end(), likelier);
+  } else {
+    for (std::size_t i = 1; i < kept; ++i)
+      if (likelier(order[i], likeliest)) likeliest = order[i];
+  }
+  const float top = work[likeliest];
+  if (!std::isfinite(top)) return likeliest;
+  const float temperature = float(options.temperature);
+  weights.resize(vocab);
   double total = 0;
-  for (std::size_t i = 0; i < kept; ++i) total += weight(order[i]);
+  if (kept == std::size_t(vocab)) {
+    for (int32_t t = 0; t < vocab; ++t) { // In id order: the compiler vectorizes it.
+      const float w = std::exp((work[t] - top) / temperature);
+      weights[t] = std::isnan(w) ? 0.0f : w;
+    }
+    for (int32_t t = 0; t < vocab; ++t) total += weights[t];
+  } else {
+    for (std::size_t i = 0; i < kept; ++i) {
+      const float w = std::exp((work[order[i]] - top) / temperature);
+      weights[order[i]] = std::isnan(w) ? 0.0f : w;
+      total += weights[order[i]];
+    }
+  }
   // 5. Min-p: weights below min_p go (the likeliest weighs 1).
   // 6. Top-p: walk the sorted head, growing it, until the mass reaches top_p.
-  double mass = 0;
-  std::size_t survivors = 0;
-  if (options.topP >= 1 && options.minP <= 0) {
-    // Nothing to cut: every candidate survives, in the order they stand (the
-    // top-k head sorted, the rest as the partial sort left them).
-    survivors = kept;
-    mass = total;
-  }
-  for (std::size_t head = 256; survivors < kept; head *= 2) {
-    sortHead(head);
-    for (; survivors < sorted; ++survivors) {
-      double w = weight(order[survivors]);
-      if (w < options.minP) break;
-      if (mass >= options.topP * total && survivors > 0) break;
-      mass += w;
+  double mass = total;
+  std::size_t survivors = kept;
+  if (options.topP < 1 || options.minP > 0) {
+    mass = 0;
+    survivors = 0;
+    for (std::size_t head = 256; survivors < kept; head *= 2) {
+      sortHead(head);
+      for (; survivors < sorted; ++survivors) {
+        double w = weights[order[survivors]];
+        if (w < options.minP) break;
+        if (mass >= options.topP * total && survivors > 0) break;
+        mass += w;
+      }
+      bool stopped = survivors < sorted;
+      if (stopped || sorted == kept) break;
     }
-    bool stopped = survivors < sorted;
-    if (stopped || sorted == kept) break;
   }
-  // 7. The draw.
+  // 7. The draw: the survivors from the likeliest where a cut ordered them,
+  // else every token in id order (the same distribution either way).
   uint64_t bits = splitMix64(options.seed ^ splitMix64(draws++));
   double u = double(bits >> 11) * 0x1.0p-53 * mass;
+  if (!cuts) {
+    int32_t last = likeliest;
+    for (int32_t t = 0; t < vocab; ++t) {
+      if (weights[t] <= 0) continue;
+      u -= weights[t];
+      last = t;
+      if (u < 0) return t;
+    }
+    return last;
+  }
   for (std::size_t i = 0; i < survivors; ++i) {
-    u -= weight(order[i]);
+    u -= weights[order[i]];
     if (u < 0) return order[i];
   }
   return order[survivors - 1];

@@ -54,6 +54,23 @@ TEST(Sampler, DrawsFollowTheDistribution) {
   EXPECT_NEAR(counts[1] / 4000.0, 0.75, 0.03);
 }
 
+// Without a cut every token is drawn in id order from weights computed once:
+// a NaN or -inf logit weighs nothing, the rest follow the distribution, and
+// a long flat tail (2,000 tokens at e^-2 each) keeps its share.
+TEST(Sampler, WithoutACutEveryTokenKeepsItsShare) {
+  std::vector<float> logits = {std::nanf(""), -INFINITY, 0, std::log(3.0f)};
+  auto counts = draws({.temperature = 1, .seed = 5}, logits, 4000);
+  EXPECT_EQ(counts.count(0) + counts.count(1), 0u);
+  EXPECT_NEAR(counts[3] / 4000.0, 0.75, 0.03);
+  std::vector<float> tail(2001, -2.0f);
+  tail[1000] = 0; // Weighs 1 against the tail's 2,000 e^-2 = 270.7.
+  auto spread = draws({.temperature = 1, .seed = 6}, tail, 4000);
+  EXPECT_NEAR(spread[1000] / 4000.0, 1 / 271.7, 0.004);
+  EXPECT_GT(spread.size(), 1000u);
+  // Every logit NaN: the lowest id, as greedy would say.
+  EXPECT_EQ(Sampler({.temperature = 1}).next(std::vector<float>(3, std::nanf("")), {}), 0);
+}
+
 TEST(Sampler, TheSameSeedGivesTheSameTokens) {
   auto logits = peaked(5000);
   SamplingOptions o{.temperature = 2, .topP = 0.99, .seed = 42};
