@@ -353,14 +353,27 @@ q.stop()
 
 # SIGTERM with a generation running and two waiting: the running one ends
 # within a launch, the waiting ones are refused (503), the server leaves.
+# The signal goes once the server says so (/metrics: busy, two waiting), not
+# after a guessed pause: on a GPU the first generation can end in less.
 t = Server()
 long = {"model": MODEL, "prompt": "Once", "max_tokens": 400}
 answers = [None] * 3
 threads = [threading.Thread(target=lambda i=i: answers.__setitem__(i, t.post("/v1/completions", long, timeout=60)))
            for i in range(3)]
-for th in threads:
+
+
+def wait_for_metrics(what, ready):
+    deadline = time.time() + 30
+    while not ready(t.metrics()):
+        expect(time.time() < deadline, f"the server never had {what}: {t.metrics()}")
+        time.sleep(0.002)
+
+
+threads[0].start()
+wait_for_metrics("a request running", lambda m: m["tileinfer_busy"] == 1)
+for th in threads[1:]:
     th.start()
-    time.sleep(0.2)
+wait_for_metrics("two requests waiting", lambda m: m["tileinfer_queue_length"] == 2)
 started = time.time()
 t.stop()
 for th in threads:
