@@ -10,16 +10,16 @@
 //   5. min-p: tokens below min_p times the likeliest one go;
 //   6. top-p: the likeliest tokens whose probabilities first reach top_p stay;
 //   7. one draw, u in [0, 1) from SplitMix64 of (seed, draw number), walking
-//      the survivors from the likeliest (the lower id first among equals),
-//      or, where no cut (top-k, top-p, min-p) applies, every token in id
-//      order: the same distribution, without ordering the vocabulary.
+//      top-k's survivors from the likeliest (the lower id first among
+//      equals), or, without top-k, the survivors in id order: the same
+//      distribution, without ordering the vocabulary.
 // Deterministic: the token is a function of the logits, the history, the seed
 // and how many draws came before, so the same logits give the same text on
-// either backend. Ordering uses partial sorts of a growing head, not a sort of
-// the vocabulary, and each weight's exponential is computed once, in float: a
-// step costs about one pass over the logits (0.4 ms for 128,256 logits on the
-// CI machine with no cut; 2.4 ms when every weight took two double
-// exponentials, docs/PERFORMANCE.md).
+// either backend. Nothing orders the whole vocabulary: top-k takes a partial
+// sort of its k, top-p without it a histogram of the weights (only the bucket
+// where the mass reaches top_p is sorted), and each weight's exponential is
+// computed once, in float. A step costs a few passes over the logits
+// (`ti-sampler-time`, docs/PERFORMANCE.md "Serving").
 //
 // Not thread-safe (it counts its draws); one per generation.
 //
@@ -62,6 +62,8 @@ private:
   std::vector<float> work;
   std::vector<float> weights; // By token id: the softmax's unnormalized weights.
   std::vector<int32_t> order;
+  std::vector<double> bucketMass; // Top-p without top-k (Sampler.cpp: cutTail).
+  std::vector<int32_t> members;
 };
 
 } // namespace ti

@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
+#include <set>
 
 namespace ti {
 namespace {
@@ -69,6 +72,51 @@ TEST(Sampler, WithoutACutEveryTokenKeepsItsShare) {
   EXPECT_GT(spread.size(), 1000u);
   // Every logit NaN: the lowest id, as greedy would say.
   EXPECT_EQ(Sampler({.temperature = 1}).next(std::vector<float>(3, std::nanf("")), {}), 0);
+}
+
+// Top-p and min-p without top-k find their survivors from a histogram of
+// the weights, not a sort: the tokens drawn must be exactly those a walk over
+// the sorted vocabulary keeps (the reference below), ties at the edge
+// included (the lower id first), for flat and peaked steps.
+std::set<int32_t> walkSurvivors(const std::vector<float> &logits, double temperature, double topP,
+                                double minP) {
+  std::vector<int32_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
+  });
+  const float top = logits[order[0]];
+  auto weight = [&](int32_t t) { return double(std::exp((logits[t] - top) / float(temperature))); };
+  double total = 0;
+  for (int32_t t : order) total += weight(t);
+  std::set<int32_t> kept;
+  double mass = 0;
+  for (int32_t t : order) {
+    if (weight(t) < minP || (mass >= topP * total && !kept.empty())) break;
+    mass += weight(t);
+    kept.insert(t);
+  }
+  return kept;
+}
+
+TEST(Sampler, TopPAndMinPWithoutTopKKeepWhatTheSortedWalkKeeps) {
+  std::mt19937 random(11);
+  struct Case {
+    double spread, topP, minP;
+  };
+  for (const Case &c : {Case{1, 0.5, 0}, Case{0.2, 0.9, 0}, Case{3, 0.95, 0}, Case{1, 1, 0.3},
+                        Case{1, 0.7, 0.2}, Case{0, 0.5, 0}}) {
+    SCOPED_TRACE("spread " + std::to_string(c.spread) + ", top-p " + std::to_string(c.topP) +
+                 ", min-p " + std::to_string(c.minP));
+    std::normal_distribution<float> normal(0, float(c.spread));
+    std::vector<float> logits(48);
+    for (float &x : logits) x = std::round(normal(random) * 4) / 4; // Ties, on purpose.
+    const std::set<int32_t> want = walkSurvivors(logits, 1, c.topP, c.minP);
+    std::set<int32_t> drawn;
+    for (const auto &[t, n] : draws({.temperature = 1, .topP = c.topP, .minP = c.minP, .seed = 4}, logits, 20000))
+      drawn.insert(t);
+    EXPECT_EQ(drawn, want);
+  }
 }
 
 TEST(Sampler, TheSameSeedGivesTheSameTokens) {
