@@ -72,10 +72,6 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
        << st.inFlightStages << " in flight (" << st.handOffInFlightStages
        << " for a wave not yet begun); " << thousands(filled)
        << " stages filled per token\n";
-    if (st.l2PrefetchStages)
-      os << "  L2 prefetch: " << st.l2PrefetchStages << " stages ("
-         << thousands(uint64_t(st.l2PrefetchStages) * st.stageBytes)
-         << " bytes) ahead of each worker's copies\n";
     // The GEMV tasks whose weights are octet tiles (tile-weights).
     const size_t tiled = std::count_if(p.tasks.begin(), p.tasks.end(), [](const TaskRecord &t) {
       return (t.flags & kFlagTiledWeights) != 0;

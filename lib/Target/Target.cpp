@@ -62,7 +62,6 @@ plan::StreamConfig Target::streamConfig() const {
   st.stages = std::min(plan::kMaxStreamStages, streamRingBytes / streamStageBytes);
   st.inFlightStages = std::max(1u, std::min(st.stages, streamInFlightBytes / st.stageBytes));
   st.handOffInFlightStages = std::min(st.inFlightStages, streamHandOffInFlightBytes / st.stageBytes);
-  st.l2PrefetchStages = streamL2PrefetchBytes / st.stageBytes;
   st.rowPartBytes = streamRowPartBytes;
   return st;
 }
@@ -214,9 +213,6 @@ Status validate(const Target &t, const std::string &source) {
                " (a weight tile) with \"stream_weight_tiles\"");
   if (t.streamHandOffInFlightBytes > t.streamInFlightBytes)
     return bad("\"stream_hand_off_in_flight_bytes\" must be at most \"stream_in_flight_bytes\"");
-  if (t.streamL2PrefetchBytes / t.streamStageBytes > plan::kMaxL2PrefetchStages)
-    return bad("\"stream_l2_prefetch_bytes\" must be at most " +
-               std::to_string(plan::kMaxL2PrefetchStages) + " stages");
   return Status();
 }
 } // namespace
@@ -294,7 +290,6 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "stream_min_ring_bytes") s = wantUInt(t.streamMinRingBytes);
     else if (key == "stream_in_flight_bytes") s = wantUInt(t.streamInFlightBytes);
     else if (key == "stream_hand_off_in_flight_bytes") s = wantUInt(t.streamHandOffInFlightBytes);
-    else if (key == "stream_l2_prefetch_bytes") s = wantUInt(t.streamL2PrefetchBytes);
     else if (key == "stream_row_part_bytes") s = wantUInt(t.streamRowPartBytes);
     else if (key == "ffn_form") {
       std::string name;
@@ -360,7 +355,6 @@ std::string ti::targetToJson(const Target &t) {
             {"stream_min_ring_bytes", t.streamMinRingBytes},
             {"stream_in_flight_bytes", t.streamInFlightBytes},
             {"stream_hand_off_in_flight_bytes", t.streamHandOffInFlightBytes},
-            {"stream_l2_prefetch_bytes", t.streamL2PrefetchBytes},
             {"stream_row_part_bytes", t.streamRowPartBytes},
             {"ffn_form", ffnFormName(t.ffnForm)},
             {"hand_offs", handOffsName(t.handOffs)},

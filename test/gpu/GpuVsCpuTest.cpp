@@ -626,43 +626,6 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWhateverTheCopiesAheadOfTheConsumers) {
   }
 }
 
-// The producer's L2 prefetch ahead of its copies (StreamConfig::
-// l2PrefetchStages): it walks the same weight segments as the copies, across
-// tasks, waves and the steps of a launch, and skips the attention tasks' K/V
-// rows. In 1 KB stages (the least that holds a block of the tiny model's
-// K/V rows) 40 ahead, the walk runs several tasks ahead of the copies and
-// reaches the launch's end; with K/V rows streamed in every long-mode step
-// (from context 17), it passes over those tasks. The values cannot
-// change (a prefetch returns nothing); what can go wrong is an address
-// outside the weights, a walk that never ends, or a producer that stops.
-TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithAnL2PrefetchAhead) {
-  for (const char *stages : {"1", "40"}) {
-    SCOPED_TRACE(std::string("stages prefetched ahead: ") + stages);
-    splitContext = 16;
-    auto lp = streamTargetPlan("models/tiny.graph",
-                               "--ffn-form partials --max-context 256 --stream-kv-context 0",
-                               std::string("\"stream_stage_bytes\": 1024, "
-                                           "\"stream_ring_bytes\": 5120, "
-                                           "\"stream_in_flight_bytes\": 2048, "
-                                           "\"stream_hand_off_in_flight_bytes\": 1024, "
-                                           "\"stream_kv\": true, "
-                                           "\"stream_l2_prefetch_bytes\": ") +
-                                   std::to_string(1024 * std::stoul(stages)));
-    ASSERT_TRUE(lp);
-    EXPECT_EQ(lp->plan.stream.l2PrefetchStages, std::stoul(stages));
-    ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
-    expectStepsMatchTheCpu(lp, 40, 4);
-    for (int32_t maxNew : {2, kSteps})
-      expectLaunchMatchesTheCpu(lp, maxNew);
-  }
-  // The 1B in the built-in target's 32 KB stages, eight ahead.
-  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 64",
-                       "\"stream_l2_prefetch_bytes\": 262144");
-  ASSERT_TRUE(lp);
-  EXPECT_EQ(lp->plan.stream.l2PrefetchStages, 8u);
-  expectStepsMatchTheCpu(lp, 3, 0, 2e-3);
-}
-
 TEST_F(StreamGpuVsCpuTest, TwoRunsAreBitIdentical) {
   auto lp = streamPlan();
   ASSERT_TRUE(lp);

@@ -85,10 +85,6 @@ static_assert(kStreamProducerRegisters % 8 == 0 && kStreamWorkerRegisters % 8 ==
 constexpr const char *kStreamArch = "sm_90";
 /// Ring stages a Stream plan may have (the worker keeps a barrier pair each).
 constexpr uint32_t kMaxStreamStages = 16;
-/// Stages a Stream plan's producer may prefetch into L2 ahead of its copies:
-/// 64 stages of 32 KB on 132 workers is 277 MB, past any GPU's L2, so a
-/// larger distance could only evict what it fetched before it is copied.
-constexpr uint32_t kMaxL2PrefetchStages = 64;
 /// Where the ring starts in shared memory: bulk copies into 128-byte aligned
 /// stages run at full speed (measured on the H200: 16-byte aligned ones
 /// streamed at 72% of the floor), and 1024 suits swizzled layouts too.
@@ -113,12 +109,6 @@ struct StreamConfig {
   /// delay its own stores, barrier arrival and polls, and they need no stage
   /// of the next wave until the barrier ends.
   uint32_t handOffInFlightStages = 0;
-  /// How many stages' worth of its weights (in the order it copies them) the
-  /// producer prefetches into L2 ahead of its next copy (at most
-  /// kMaxL2PrefetchStages; 0: none). A prefetch returns nothing to the SM
-  /// and waits for nothing, so HBM keeps streaming while the ring is full or
-  /// the copies are capped at a hand-off; the copies then read L2.
-  uint32_t l2PrefetchStages = 0;
   /// A streamed row longer than this is cut into equal parts of at most
   /// this many bytes where it can be (WorkerLayout.h: rowParts), each one
   /// warp's dot product, added in part order; 0: whole rows. Each warp keeps

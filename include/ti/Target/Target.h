@@ -91,10 +91,6 @@ struct Target {
   /// 1B's step 4.5% faster than with the whole cap, 1.2% faster than with
   /// none; docs/PERFORMANCE.md, step 6).
   uint32_t streamHandOffInFlightBytes = 0;
-  /// How far (bytes, whole stages) the producer prefetches its worker's
-  /// weights into L2 ahead of its copies (Execution.h:
-  /// StreamConfig::l2PrefetchStages); 0: no prefetch.
-  uint32_t streamL2PrefetchBytes = 0;
   /// Streamed rows longer than this go to several consumer warps, one part
   /// each (plan-stream; Execution.h: StreamConfig::rowPartBytes); 0: whole rows.
   uint32_t streamRowPartBytes = 4096;

@@ -185,7 +185,6 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.stages = p.stream.stages;
   args.inFlightStages = p.stream.inFlightStages;
   args.handOffInFlightStages = p.stream.handOffInFlightStages;
-  args.l2PrefetchStages = p.stream.l2PrefetchStages;
   args.rowPartBytes = p.stream.rowPartBytes;
   args.scheduleBytes = plan::scheduleBytes(p);
   args.maxContext = p.model.maxContext;

@@ -45,7 +45,6 @@ struct KernelArgs {
   uint32_t stages;
   uint32_t inFlightStages;
   uint32_t handOffInFlightStages; // For a wave the consumers have not begun.
-  uint32_t l2PrefetchStages;      // Ahead of the copies, into L2.
   uint32_t rowPartBytes;          // Longer streamed rows are cut into parts (0: whole).
 
   // The worker's schedule (its task records and the waves' barrier kinds) in

@@ -91,14 +91,6 @@ __device__ __forceinline__ void fenceGenericBeforeBulkCopies() {
   asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 
-/// Asks the bulk-copy engine to bring `bytes` (a multiple of 16) at `src`
-/// (16-byte aligned) into L2. Nothing returns to the SM and nothing signals
-/// completion: a later copy of the same bytes reads them from L2 if they
-/// arrived and are still there, and from HBM otherwise.
-__device__ __forceinline__ void prefetchToL2(const void *src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes));
-}
-
 /// An mbarrier (8 bytes of shared memory).
 class StageBarrier {
 public:

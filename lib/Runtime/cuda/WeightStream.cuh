@@ -255,13 +255,6 @@ private:
 /// consumers have not begun, `consumerWave`); it stops early when the
 /// consumers raise `stop`. Before it returns, every copy it issued has landed
 /// (the block's shared memory must outlive them).
-///
-/// With `l2PrefetchStages` (StreamConfig::l2PrefetchStages), it also walks
-/// the same weight segments that many stages' bytes ahead of its copies and
-/// prefetches them into L2: while the ring is full or the copies are capped
-/// at a hand-off, HBM keeps streaming the worker's next bytes, and the copies
-/// that follow read them from L2. K/V rows are not prefetched (an earlier
-/// step's task writes them).
 class WeightProducer {
 public:
   /// What the producer needs to stream kFlagStreamKv attention tasks' K/V
@@ -275,18 +268,13 @@ public:
   };
 
   __device__ WeightProducer(const uint8_t *weights, const Ring &ring, uint32_t inFlight,
-                            uint32_t handOffInFlight, uint32_t l2PrefetchStages,
-                            ConsumerSignal &stop, ConsumerWave &consumerWave,
-                            const KvStreamArgs &kv)
+                            uint32_t handOffInFlight, ConsumerSignal &stop,
+                            ConsumerWave &consumerWave, const KvStreamArgs &kv)
       : base_(weights), ring_(ring), inFlight_(inFlight), handOffInFlight_(handOffInFlight),
-        prefetchBytes_(uint64_t(l2PrefetchStages) * ring.stageBytes), stop_(stop),
-        consumerWave_(consumerWave), kv_(kv) {}
+        stop_(stop), consumerWave_(consumerWave), kv_(kv) {}
 
   __device__ void run(const plan::TaskRecord *tasks, uint32_t count, uint32_t waves,
                       int32_t steps) {
-    tasks_ = tasks;
-    count_ = count;
-    steps_ = steps;
     for (int32_t step = 0; step < steps; ++step)
       for (uint32_t i = 0; i < count; ++i) {
         const uint32_t wave = uint32_t(step) * waves + tasks[i].wave;
@@ -353,40 +341,7 @@ private:
 
   /// Copies segment `s`, of launch wave `wave`, into the next stages.
   __device__ bool fill(const plan::StreamSegment &s, uint32_t wave) {
-    return fillFrom(base_, s, wave, /*weights=*/true);
-  }
-
-  /// Prefetches the worker's weight segments into L2, in the order it copies
-  /// them, a stage's bytes at a time, until `limit` bytes of that order have
-  /// been prefetched or the launch's last step's are.
-  __device__ void prefetchTo(uint64_t limit) {
-    while (prefetched_ < limit && prefetchStep_ < steps_) {
-      const plan::TaskRecord &t = tasks_[prefetchTask_];
-      const uint32_t segments =
-          (t.flags & plan::kFlagStreamKv)
-              ? 0
-              : plan::streamSegmentCount(static_cast<plan::Opcode>(t.opcode));
-      if (prefetchSegment_ == segments) {
-        prefetchSegment_ = 0;
-        if (++prefetchTask_ == count_) {
-          prefetchTask_ = 0;
-          ++prefetchStep_;
-        }
-        continue;
-      }
-      const plan::StreamSegment s = plan::streamSegment(t, prefetchSegment_);
-      const uint64_t bytes = uint64_t(s.rows) * s.rowBytes;
-      if (bytes != 0) { // An empty segment: no copy either, and a prefetch needs a size.
-        const uint32_t chunk = uint32_t(min(uint64_t(ring_.stageBytes), bytes - prefetchDone_));
-        prefetchToL2(base_ + s.offset + prefetchDone_, chunk);
-        prefetched_ += chunk;
-        prefetchDone_ += chunk;
-      }
-      if (prefetchDone_ == bytes) {
-        prefetchDone_ = 0;
-        ++prefetchSegment_;
-      }
-    }
+    return fillFrom(base_, s, wave);
   }
 
   /// Copies tiled segment `s` (WeightTiles.h), of launch wave `wave`, into
@@ -397,8 +352,7 @@ private:
     const uint8_t *src = base_ + s.offset;
     for (uint32_t o = 0; o < s.rows / plan::kTileRows; ++o, src += octet)
       for (uint32_t first = 0; first < octet; first += ring_.stageBytes)
-        if (!copyStage(src + first, plan::tiledPieceBytes(octet, first, ring_.stageBytes), wave,
-                       /*weights=*/true))
+        if (!copyStage(src + first, plan::tiledPieceBytes(octet, first, ring_.stageBytes), wave))
           return false;
     return true;
   }
@@ -436,33 +390,26 @@ private:
     for (int32_t base = blocks.begin; base < blocks.end; base += int32_t(blocks.blockRows)) {
       const uint32_t count = blocks.rowsAt(base);
       const uint64_t at = head + uint64_t(base) * rowBytes;
-      if (!fillFrom(kv_.arena, plan::StreamSegment{t.in[1] + at, count, rowBytes}, wave, false) ||
-          !fillFrom(kv_.arena, plan::StreamSegment{t.in[2] + at, count, rowBytes}, wave, false))
+      if (!fillFrom(kv_.arena, plan::StreamSegment{t.in[1] + at, count, rowBytes}, wave) ||
+          !fillFrom(kv_.arena, plan::StreamSegment{t.in[2] + at, count, rowBytes}, wave))
         return false;
     }
     return true;
   }
 
-  /// Copies segment `s` of the data at `base` (the weights data, or the K/V
-  /// arena), of launch wave `wave`, into the next stages.
-  __device__ bool fillFrom(const uint8_t *base, const plan::StreamSegment &s, uint32_t wave,
-                           bool weights) {
+  /// Copies segment `s` of the data at `base`, of launch wave `wave`, into
+  /// the next stages.
+  __device__ bool fillFrom(const uint8_t *base, const plan::StreamSegment &s, uint32_t wave) {
     const uint32_t per = plan::rowsPerStage(s, ring_.stageBytes);
     for (uint32_t first = 0; first < s.rows; first += per)
       if (!copyStage(base + s.offset + uint64_t(first) * s.rowBytes,
-                     min(per, s.rows - first) * s.rowBytes, wave, weights))
+                     min(per, s.rows - first) * s.rowBytes, wave))
         return false;
     return true;
   }
 
-  /// Copies `bytes` at `src` (weight bytes, or K/V rows), of launch wave
-  /// `wave`, into the next stage.
-  __device__ bool copyStage(const uint8_t *src, uint32_t bytes, uint32_t wave, bool weights) {
-    // Before any wait: the prefetch keeps its distance ahead of this copy.
-    if (weights && prefetchBytes_) {
-      prefetchTo(copied_ + bytes + prefetchBytes_);
-      copied_ += bytes;
-    }
+  /// Copies `bytes` at `src`, of launch wave `wave`, into the next stage.
+  __device__ bool copyStage(const uint8_t *src, uint32_t bytes, uint32_t wave) {
     // The stage is free once every consumer thread released its previous fill
     // (a fresh barrier's phase of the other parity counts as complete).
     if (!waitUnlessStopped(ring_.empty[at_.stage], at_.parity ^ 1))
@@ -486,7 +433,6 @@ private:
   const uint8_t *base_;
   Ring ring_;
   uint32_t inFlight_, handOffInFlight_;
-  uint64_t prefetchBytes_; // How far the L2 prefetch runs ahead of the copies.
   ConsumerSignal &stop_;
   ConsumerWave &consumerWave_;
   KvStreamArgs kv_;
@@ -495,16 +441,6 @@ private:
   uint64_t issued_ = 0;
   uint64_t landed_ = 0;    // Copies confirmed landed, in issue order.
   RingPosition landedAt_;  // Copy landed_'s stage and parity.
-  // The schedule, and the L2 prefetch's walk of its weight segments: bytes
-  // copied and prefetched so far (both in copy order), and where the
-  // prefetch is (step, task, segment, bytes of it done).
-  const plan::TaskRecord *tasks_ = nullptr;
-  uint32_t count_ = 0;
-  int32_t steps_ = 0;
-  uint64_t copied_ = 0, prefetched_ = 0;
-  int32_t prefetchStep_ = 0;
-  uint32_t prefetchTask_ = 0, prefetchSegment_ = 0;
-  uint64_t prefetchDone_ = 0;
 };
 #endif
 

@@ -404,13 +404,6 @@ TEST(PlanFile, AStreamConfigRoundTripsAndAPlainPlanHasNone) {
   ASSERT_TRUE(readParts.ok()) << readParts.status().message();
   EXPECT_EQ(readParts->stream.rowPartBytes, 4096u);
   p.stream.rowPartBytes = 0;
-  EXPECT_EQ(read->stream.l2PrefetchStages, 0u); // Absent: no prefetch.
-  p.stream.l2PrefetchStages = 6;
-  const std::string prefetch = serializePlan(p);
-  StatusOr<Plan> readPrefetch = readExact(prefetch, prefetch.size());
-  ASSERT_TRUE(readPrefetch.ok()) << readPrefetch.status().message();
-  EXPECT_EQ(readPrefetch->stream.l2PrefetchStages, 6u);
-  p.stream.l2PrefetchStages = 0;
   // None during a barrier is stored too (a plan without the field, written
   // before it existed, reads as in flight: it never paused).
   p.stream.handOffInFlightStages = 0;

@@ -779,11 +779,6 @@ TEST(PlanVerifierTest, TheRingIsOneTheBulkCopiesCanFill) {
   EXPECT_TRUE(hasError(p, {"execution: 3 stages in flight during a grid barrier, more than the 2 "
                            "of the stream"}));
   p = streamPlan();
-  p.stream.l2PrefetchStages = kMaxL2PrefetchStages + 1;
-  EXPECT_TRUE(hasError(p, {"execution: 65 stages prefetched into L2 ahead, more than 64"}));
-  p.stream.l2PrefetchStages = kMaxL2PrefetchStages;
-  EXPECT_TRUE(isValid(p));
-  p = streamPlan();
   p.stream.rowPartBytes = 40;
   EXPECT_TRUE(hasError(p, {"execution: row_part_bytes 40 is not a multiple of 16"}));
   p = streamPlan();

@@ -144,9 +144,8 @@ struct Mutator {
     }
     case 4: {
       plan::StreamConfig &s = p.stream;
-      switch (pick(6)) {
+      switch (pick(5)) {
       case 0: set(s.stages, change(s.stages, 2), "stream stages"); break;
-      case 4: set(s.l2PrefetchStages, change(s.l2PrefetchStages, 0), "stream l2PrefetchStages"); break;
       case 1: set(s.inFlightStages, change(s.inFlightStages, 1), "stream inFlightStages"); break;
       case 2: set(s.handOffInFlightStages, change(s.handOffInFlightStages, 0), "stream handOffInFlightStages"); break;
       case 3: set(s.stageBytes, change(s.stageBytes, 4096), "stream stageBytes"); break;
@@ -257,8 +256,7 @@ struct Mutator {
       fb::StreamConfig *c = p->mutable_stream();
       if (!c)
         return false;
-      switch (pick(7)) {
-      case 5: return c->mutate_l2_prefetch_stages(note(c->l2_prefetch_stages(), change(c->l2_prefetch_stages(), 0), "stream l2PrefetchStages"));
+      switch (pick(6)) {
       case 0: return c->mutate_stages(note(c->stages(), change(c->stages(), 2), "stream stages"));
       case 1: return c->mutate_in_flight_stages(note(c->in_flight_stages(), change(c->in_flight_stages(), 1), "stream inFlightStages"));
       case 2: return c->mutate_hand_off_in_flight_stages(note(c->hand_off_in_flight_stages(), change(c->hand_off_in_flight_stages(), 0), "stream handOffInFlightStages"));

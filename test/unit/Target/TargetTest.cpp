@@ -137,7 +137,6 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   t.streamHandOffInFlightBytes = 16 * 1024;
   t.ffnForm = FfnForm::GateUp; // Not the struct's default, which a dropped key reads as.
   t.streamRowPartBytes = 2048;
-  t.streamL2PrefetchBytes = 64 * 1024;
   EXPECT_EQ(t.threadsPerWorker, plan::kStreamConsumerThreads);
   EXPECT_EQ(t.maxRegisters, plan::kStreamWorkerRegisters);
   const std::string json = targetToJson(t);
@@ -152,8 +151,6 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->streamHandOffInFlightBytes, t.streamHandOffInFlightBytes);
   EXPECT_EQ(back->ffnForm, t.ffnForm);
   EXPECT_EQ(back->streamRowPartBytes, t.streamRowPartBytes);
-  EXPECT_EQ(back->streamL2PrefetchBytes, t.streamL2PrefetchBytes);
-  EXPECT_EQ(back->streamConfig().l2PrefetchStages, 4u); // 64 KB of 16 KB stages.
   EXPECT_EQ(targetToJson(*back), json);
 }
 
@@ -184,9 +181,6 @@ TEST(Target, BadStreamShapesAreOneLine) {
             "x.json: \"stream_hand_off_in_flight_bytes\" must be at most "
             "\"stream_in_flight_bytes\"");
   EXPECT_EQ(parse(R"("stream_hand_off_in_flight_bytes": 65536)"), "ok");
-  EXPECT_EQ(parse(R"("stream_l2_prefetch_bytes": 2129920)"),
-            "x.json: \"stream_l2_prefetch_bytes\" must be at most 64 stages");
-  EXPECT_EQ(parse(R"("stream_l2_prefetch_bytes": 2097152)"), "ok");
   // Retired with plan format 5: files probed before say false.
   EXPECT_EQ(parse(R"("tag_chunked_attention": false)"), "ok");
   EXPECT_EQ(parse(R"("tag_chunked_attention": true)"), "ok"); // Retired: the hand-offs decide.
