@@ -154,7 +154,7 @@ std::string ti::plan::serializePlan(const Plan &plan) {
     stream = fb::CreateStreamConfig(b, static_cast<fb::ExecutionModel>(plan.stream.model),
                                     plan.stream.stageBytes, plan.stream.stages,
                                     plan.stream.inFlightStages, plan.stream.handOffInFlightStages,
-                                    plan.stream.rowPartBytes);
+                                    plan.stream.rowPartBytes, plan.stream.copiesEvictFirst);
   auto weightList = b.CreateVector(weights);
   auto bufferList = b.CreateVector(buffers);
   auto waveList = b.CreateVector(waves);
@@ -356,6 +356,7 @@ Status PlanReader::read(const fb::Plan &in, Plan &out) {
                                            ? out.stream.inFlightStages
                                            : stream->hand_off_in_flight_stages();
     out.stream.rowPartBytes = stream->row_part_bytes();
+    out.stream.copiesEvictFirst = stream->copies_evict_first();
   }
 
   TI_RETURN_IF_ERROR(

@@ -197,7 +197,7 @@ void Verifier::checkStream() {
   const StreamConfig &st = plan.stream;
   if (st.model == ExecutionModel::Plain) {
     if (st.stageBytes || st.stages || st.inFlightStages || st.handOffInFlightStages ||
-        st.rowPartBytes)
+        st.rowPartBytes || st.copiesEvictFirst)
       error("execution: a plain plan has a weight stream (stage_bytes " + num(st.stageBytes) +
             ", stages " + num(st.stages) + ")");
     return;

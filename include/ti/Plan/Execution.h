@@ -116,6 +116,12 @@ struct StreamConfig {
   /// row, x' cost the consumers four times the shared-memory traffic of the
   /// weights. A stage of two 16 KB rows would also keep 2 of the 8 warps busy.
   uint32_t rowPartBytes = 0;
+  /// Whether the bulk copies carry an L2 evict-first policy for what they
+  /// read (`cp.async.bulk ... .L2::cache_hint`): each weight byte and K/V row
+  /// a copy reads is read once in the step, so the lines the stream brings
+  /// go before the hand-offs' values and the caches' rows. Values do not
+  /// change either way.
+  bool copiesEvictFirst = false;
 
   TI_HOST_DEVICE constexpr uint64_t ringBytes() const { return uint64_t(stageBytes) * stages; }
   /// The shared memory the ring takes in the worker: its stages, placed at

@@ -94,6 +94,10 @@ struct Target {
   /// Streamed rows longer than this go to several consumer warps, one part
   /// each (plan-stream; Execution.h: StreamConfig::rowPartBytes); 0: whole rows.
   uint32_t streamRowPartBytes = 4096;
+  /// Whether the ring's bulk copies mark what they read evict-first in L2
+  /// (Execution.h: StreamConfig::copiesEvictFirst; withExecution sets it for
+  /// the stream worker).
+  bool streamCopiesEvictFirst = false;
   /// The MLP's form (fuse-ffn; withExecution sets GateUp for the stream worker).
   FfnForm ffnForm = FfnForm::Partials;
   /// How waves hand off (tag-hand-offs).

@@ -186,6 +186,7 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.inFlightStages = p.stream.inFlightStages;
   args.handOffInFlightStages = p.stream.handOffInFlightStages;
   args.rowPartBytes = p.stream.rowPartBytes;
+  args.copiesEvictFirst = p.stream.copiesEvictFirst;
   args.scheduleBytes = plan::scheduleBytes(p);
   args.maxContext = p.model.maxContext;
   args.splitContext = p.attention.splitContext;

@@ -46,6 +46,7 @@ struct KernelArgs {
   uint32_t inFlightStages;
   uint32_t handOffInFlightStages; // For a wave the consumers have not begun.
   uint32_t rowPartBytes;          // Longer streamed rows are cut into parts (0: whole).
+  uint32_t copiesEvictFirst;      // The copies' L2 policy (StreamConfig::copiesEvictFirst).
 
   // The worker's schedule (its task records and the waves' barrier kinds) in
   // shared memory, before the tasks' scratch (WorkerLayout.h): its bytes.

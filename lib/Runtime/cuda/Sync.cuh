@@ -91,6 +91,14 @@ __device__ __forceinline__ void fenceGenericBeforeBulkCopies() {
   asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 
+/// An L2 cache policy under which every line an access brings in is evicted
+/// first (for bytes read once in a step).
+__device__ __forceinline__ uint64_t evictFirstPolicy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
 /// An mbarrier (8 bytes of shared memory).
 class StageBarrier {
 public:
@@ -138,6 +146,14 @@ public:
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
                  "[%0], [%1], %2, [%3];" ::"r"(sharedAddress(sharedDst)),
                  "l"(globalSrc), "r"(bytes), "r"(sharedAddress(&word_))
+                 : "memory");
+  }
+  /// The same with an L2 cache policy for what it reads (evictFirstPolicy()).
+  __device__ void bulkCopy(void *sharedDst, const void *globalSrc, uint32_t bytes,
+                           uint64_t policy) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint "
+                 "[%0], [%1], %2, [%3], %4;" ::"r"(sharedAddress(sharedDst)),
+                 "l"(globalSrc), "r"(bytes), "r"(sharedAddress(&word_)), "l"(policy)
                  : "memory");
   }
 

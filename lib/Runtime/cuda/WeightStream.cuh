@@ -267,11 +267,14 @@ public:
     int32_t startPos;
   };
 
+  /// `evictFirst`: every copy marks what it reads evict-first in L2
+  /// (StreamConfig::copiesEvictFirst).
   __device__ WeightProducer(const uint8_t *weights, const Ring &ring, uint32_t inFlight,
-                            uint32_t handOffInFlight, ConsumerSignal &stop,
+                            uint32_t handOffInFlight, bool evictFirst, ConsumerSignal &stop,
                             ConsumerWave &consumerWave, const KvStreamArgs &kv)
       : base_(weights), ring_(ring), inFlight_(inFlight), handOffInFlight_(handOffInFlight),
-        stop_(stop), consumerWave_(consumerWave), kv_(kv) {}
+        evictFirst_(evictFirst), policy_(evictFirst ? evictFirstPolicy() : 0), stop_(stop),
+        consumerWave_(consumerWave), kv_(kv) {}
 
   __device__ void run(const plan::TaskRecord *tasks, uint32_t count, uint32_t waves,
                       int32_t steps) {
@@ -418,7 +421,10 @@ private:
       return false;
     StageBarrier &full = ring_.full[at_.stage];
     full.arriveExpectingBytes(bytes);
-    full.bulkCopy(ring_.stage(at_.stage), src, bytes);
+    if (evictFirst_)
+      full.bulkCopy(ring_.stage(at_.stage), src, bytes, policy_);
+    else
+      full.bulkCopy(ring_.stage(at_.stage), src, bytes);
     ++issued_;
     at_.advance(ring_.count);
     return true;
@@ -433,6 +439,8 @@ private:
   const uint8_t *base_;
   Ring ring_;
   uint32_t inFlight_, handOffInFlight_;
+  bool evictFirst_;
+  uint64_t policy_; // The copies' L2 policy where evictFirst_.
   ConsumerSignal &stop_;
   ConsumerWave &consumerWave_;
   KvStreamArgs kv_;

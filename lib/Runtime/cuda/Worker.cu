@@ -267,8 +267,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   if (threadIdx.x >= kThreads) {
     releaseProducerRegisters();
     if (threadIdx.x == kThreads && !computeOnly)
-      WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages, shared.stop,
-                     shared.wave,
+      WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages,
+                     a.copiesEvictFirst != 0, shared.stop, shared.wave,
                      WeightProducer::KvStreamArgs{a.arena, a.maxContext, a.splitContext,
                                                   a.streamKvContext, a.launch.startPos})
           .run(schedule.tasks, schedule.count, a.waveCount, a.launch.maxSteps);

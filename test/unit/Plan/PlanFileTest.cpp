@@ -404,6 +404,13 @@ TEST(PlanFile, AStreamConfigRoundTripsAndAPlainPlanHasNone) {
   ASSERT_TRUE(readParts.ok()) << readParts.status().message();
   EXPECT_EQ(readParts->stream.rowPartBytes, 4096u);
   p.stream.rowPartBytes = 0;
+  EXPECT_FALSE(read->stream.copiesEvictFirst); // Absent: copies without a hint.
+  p.stream.copiesEvictFirst = true;
+  const std::string hinted = serializePlan(p);
+  StatusOr<Plan> readHinted = readExact(hinted, hinted.size());
+  ASSERT_TRUE(readHinted.ok()) << readHinted.status().message();
+  EXPECT_TRUE(readHinted->stream.copiesEvictFirst);
+  p.stream.copiesEvictFirst = false;
   // None during a barrier is stored too (a plan without the field, written
   // before it existed, reads as in flight: it never paused).
   p.stream.handOffInFlightStages = 0;

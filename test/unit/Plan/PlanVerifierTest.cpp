@@ -797,6 +797,9 @@ TEST(PlanVerifierTest, APlainPlanHasNoStream) {
   Plan p = tinyPlan();
   p.stream.stageBytes = 64;
   EXPECT_TRUE(hasError(p, {"execution: a plain plan has a weight stream (stage_bytes 64, stages 0)"}));
+  p.stream = StreamConfig{};
+  p.stream.copiesEvictFirst = true;
+  EXPECT_TRUE(hasError(p, {"execution: a plain plan has a weight stream (stage_bytes 0, stages 0)"}));
 }
 
 TEST(PlanVerifierTest, LayoutHashMismatch) {

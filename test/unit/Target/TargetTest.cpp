@@ -137,6 +137,8 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   t.streamHandOffInFlightBytes = 16 * 1024;
   t.ffnForm = FfnForm::GateUp; // Not the struct's default, which a dropped key reads as.
   t.streamRowPartBytes = 2048;
+  EXPECT_TRUE(t.streamCopiesEvictFirst); // withExecution's, for the stream worker.
+  t.streamCopiesEvictFirst = false;      // Not the default, so that a dropped key shows.
   EXPECT_EQ(t.threadsPerWorker, plan::kStreamConsumerThreads);
   EXPECT_EQ(t.maxRegisters, plan::kStreamWorkerRegisters);
   const std::string json = targetToJson(t);
@@ -151,6 +153,8 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->streamHandOffInFlightBytes, t.streamHandOffInFlightBytes);
   EXPECT_EQ(back->ffnForm, t.ffnForm);
   EXPECT_EQ(back->streamRowPartBytes, t.streamRowPartBytes);
+  EXPECT_EQ(back->streamCopiesEvictFirst, t.streamCopiesEvictFirst);
+  EXPECT_FALSE(back->streamConfig().copiesEvictFirst);
   EXPECT_EQ(targetToJson(*back), json);
 }
 
