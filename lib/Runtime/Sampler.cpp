@@ -133,16 +133,13 @@ int32_t Sampler::next(std::span<const float> logits, std::span<const int32_t> hi
   // 2. Greedy.
   if (options.temperature <= 0)
     return likeliestOf(work);
-  // 3. Top-k: the k likeliest, sorted, are the candidates. Without it every
-  // token is, in id order (nothing else reorders `order`).
+  // 3. Top-k: the k likeliest, sorted in `order`, are the candidates.
+  // Without it every token is, by id.
   const bool topK = options.topK > 0 && options.topK < vocab;
-  if (topK || order.size() != std::size_t(vocab)) {
+  const std::size_t kept = topK ? std::size_t(options.topK) : std::size_t(vocab);
+  if (topK) {
     order.resize(vocab);
     std::iota(order.begin(), order.end(), 0);
-  }
-  std::size_t kept = order.size();
-  if (topK) {
-    kept = options.topK;
     std::nth_element(order.begin(), order.begin() + kept - 1, order.end(), likelier);
     std::sort(order.begin(), order.begin() + kept, likelier);
     order.resize(kept);
@@ -156,7 +153,7 @@ int32_t Sampler::next(std::span<const float> logits, std::span<const int32_t> hi
   const float temperature = float(options.temperature);
   weights.resize(vocab);
   double total = 0;
-  if (kept == std::size_t(vocab)) {
+  if (!topK) {
     for (int32_t t = 0; t < vocab; ++t) { // In id order: the compiler vectorizes it.
       const float w = std::exp((work[t] - top) / temperature);
       weights[t] = std::isnan(w) ? 0.0f : w;
@@ -173,9 +170,8 @@ int32_t Sampler::next(std::span<const float> logits, std::span<const int32_t> hi
   // 6. Top-p: the likeliest tokens until their mass reaches top_p of it all.
   double mass = total;
   std::size_t survivors = kept;
-  const bool idOrder = kept == std::size_t(vocab); // No top-k ordered the candidates.
   if (options.topP < 1 || options.minP > 0) {
-    if (idOrder) {
+    if (!topK) {
       mass = cutTail(weights, work, total, options.topP, options.minP, bucketMass, members);
     } else { // Top-k sorted its k: walk them.
       mass = 0;
@@ -192,7 +188,7 @@ int32_t Sampler::next(std::span<const float> logits, std::span<const int32_t> hi
   // with a weight in id order (the same distribution either way).
   uint64_t bits = splitMix64(options.seed ^ splitMix64(draws++));
   double u = double(bits >> 11) * 0x1.0p-53 * mass;
-  if (idOrder) {
+  if (!topK) {
     int32_t last = likeliest;
     for (int32_t t = 0; t < vocab; ++t) {
       if (weights[t] <= 0) continue;
