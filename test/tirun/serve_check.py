@@ -134,12 +134,18 @@ def error_of(status, body, want_status, want_fragment):
     print(f"status {status}: {body['error']['message']}", flush=True)
 
 
+def wait_for_metrics(server, ready, failure, pause=0.05):
+    """Polls the server's /metrics until ready(metrics) holds; dies with `failure` after 30 s."""
+    deadline = time.time() + 30
+    while not ready(server.metrics()):
+        expect(time.time() < deadline, failure)
+        time.sleep(pause)
+
+
 def expect_cancelled(before, who, what):
     """The server's cancelled count rises within 30 s of `before`, short of the 400 tokens asked for."""
-    deadline = time.time() + 30
-    while s.metrics()["tileinfer_requests_cancelled_total"] <= before["tileinfer_requests_cancelled_total"]:
-        expect(time.time() < deadline, f"{who} did not cancel its generation within 30 s")
-        time.sleep(0.05)
+    key = "tileinfer_requests_cancelled_total"
+    wait_for_metrics(s, lambda m: m[key] > before[key], f"{who} did not cancel its generation within 30 s")
     m = s.metrics()
     expect(m["tileinfer_generated_tokens_total"] - before["tileinfer_generated_tokens_total"] < 400,
            f"{what} ran to its end")
@@ -361,19 +367,11 @@ answers = [None] * 3
 threads = [threading.Thread(target=lambda i=i: answers.__setitem__(i, t.post("/v1/completions", long, timeout=60)))
            for i in range(3)]
 
-
-def wait_for_metrics(what, ready):
-    deadline = time.time() + 30
-    while not ready(t.metrics()):
-        expect(time.time() < deadline, f"the server never had {what}: {t.metrics()}")
-        time.sleep(0.002)
-
-
 threads[0].start()
-wait_for_metrics("a request running", lambda m: m["tileinfer_busy"] == 1)
+wait_for_metrics(t, lambda m: m["tileinfer_busy"] == 1, "the server never had a request running", 0.002)
 for th in threads[1:]:
     th.start()
-wait_for_metrics("two requests waiting", lambda m: m["tileinfer_queue_length"] == 2)
+wait_for_metrics(t, lambda m: m["tileinfer_queue_length"] == 2, "the server never had two requests waiting", 0.002)
 started = time.time()
 t.stop()
 for th in threads:
