@@ -210,11 +210,9 @@ def prepare(args, commands):
             fail(f"{os.path.basename(argv[0])} failed")
 
     plan = stem + ".fb"
-    if args.target_file:
-        if stale(plan, [args.graph, tic, args.target_file]):
-            run([tic, args.graph, "--target-file", args.target_file, "-o", plan])
-    elif stale(plan, [args.graph, tic]):
-        run([tic, args.graph, "--target", args.target, "-o", plan])
+    choice = ["--target-file", args.target_file] if args.target_file else ["--target", args.target]
+    if stale(plan, [args.graph, tic] + ([args.target_file] if args.target_file else [])):
+        run([tic, args.graph, *choice, "-o", plan])
     checkpoint = None
     if args.weights == "random":
         weights = stem + "-random.bin"
