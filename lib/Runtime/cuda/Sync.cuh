@@ -251,18 +251,17 @@ __device__ __forceinline__ bool hasTags(ulonglong2 v, StepTag step) {
   return plan::tagOf(v.x) == step.tag && plan::tagOf(v.y) == step.tag;
 }
 
-/// The tagged pairs at `at` + j * `stride` elements, j < count <= B (16-byte
-/// aligned), once each carries the step's tag: all loads issued before any
-/// tag is looked at, every late pair reloaded in each round (reloading one
-/// late pair after another cost a round trip each). Pairs past count are
-/// zero.
-template <uint32_t B>
-__device__ __forceinline__ void loadTaggedPairs(const uint64_t *at, uint64_t stride, uint32_t count,
-                                                StepTag step, float2 (&out)[B]) {
+/// The tagged pairs at pairAt(j), j < count <= B (16-byte aligned), once each
+/// carries the step's tag: all loads issued before any tag is looked at,
+/// every late pair reloaded in each round (reloading one late pair after
+/// another cost a round trip each). Pairs past count are zero.
+template <uint32_t B, typename PairAt>
+__device__ __forceinline__ void loadTaggedPairsWhere(PairAt pairAt, uint32_t count, StepTag step,
+                                                     float2 (&out)[B]) {
   ulonglong2 v[B];
 #pragma unroll
   for (uint32_t j = 0; j < B; ++j)
-    v[j] = j < count ? loadRelaxedPair(at + j * stride)
+    v[j] = j < count ? loadRelaxedPair(pairAt(j))
                      : ulonglong2{uint64_t(step.tag) << 32, uint64_t(step.tag) << 32};
   while (step.wait) {
     bool ready = true;
@@ -274,11 +273,18 @@ __device__ __forceinline__ void loadTaggedPairs(const uint64_t *at, uint64_t str
 #pragma unroll
     for (uint32_t j = 0; j < B; ++j)
       if (j < count && !hasTags(v[j], step))
-        v[j] = loadRelaxedPair(at + j * stride);
+        v[j] = loadRelaxedPair(pairAt(j));
   }
 #pragma unroll
   for (uint32_t j = 0; j < B; ++j)
     out[j] = float2{plan::valueOf(v[j].x), plan::valueOf(v[j].y)};
+}
+
+/// loadTaggedPairsWhere for the pairs at `at` + j * `stride` elements.
+template <uint32_t B>
+__device__ __forceinline__ void loadTaggedPairs(const uint64_t *at, uint64_t stride, uint32_t count,
+                                                StepTag step, float2 (&out)[B]) {
+  loadTaggedPairsWhere<B>([&](uint32_t j) { return at + j * stride; }, count, step, out);
 }
 
 /// N (2, 4 or 8) tagged values at `at` (16-byte aligned) once each carries

@@ -34,7 +34,9 @@
 //    tagged when the plan tags it); in long mode partials[c][h] = sum / l and
 //    stats[c][h] = (m, l) (out[1], the workspace).
 //
-// In the Stream worker a task with kFlagStreamKv, at a step that streams
+// In the Stream worker a chunk-0 task in short mode whose heads have 64 or
+// 128 dimensions runs AttentionShort.cuh instead (one warp a head, in
+// registers), and a task with kFlagStreamKv, at a step that streams
 // (TaskRecord.h: streamsKvAt), replaces steps 2 and 3 by AttentionStream.cuh:
 // its cached rows come through the weight stream instead of its own loads.
 //
@@ -42,6 +44,7 @@
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_ATTENTION_CUH
 #define TI_LIB_RUNTIME_CUDA_OPS_ATTENTION_CUH
 
+#include "AttentionShort.cuh"
 #include "AttentionStream.cuh"
 #include "AttentionTask.cuh"
 #include "Common.cuh"
@@ -237,6 +240,12 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
   const float scale = params[0];
   const float *invFreq = params + 1;
   const uint32_t d = at.geo.headDim, half = d / 2, g = at.g, group = at.group;
+#if TI_WORKER_STREAM
+  if (!step.longMode && attendsShort(d, group)) { // Chunk 0 (the others returned).
+    attendShort(at, step, scale, invFreq, s.floats + layout.statesAt, ws);
+    return;
+  }
+#endif
 
   // 1. Rotate the group's queries and the key; round the key to bf16. The
   //    items past the rotations copy position pos's value, so that its loads

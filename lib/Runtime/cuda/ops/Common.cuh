@@ -99,6 +99,18 @@ public:
     for (uint32_t j = 0; j < B; ++j)
       x[j] = j < count ? *reinterpret_cast<const float2 *>(plain() + i + j * stride) : float2{};
   }
+  /// The 2 values at each element index i[j] (even), all loads issued before
+  /// any is waited for.
+  template <uint32_t B>
+  __device__ __forceinline__ void loadPairsAt(const uint64_t (&i)[B], float2 (&x)[B]) const {
+    if (tagged_) {
+      loadTaggedPairsWhere<B>([&](uint32_t j) { return tagged() + i[j]; }, B, tag_, x);
+      return;
+    }
+#pragma unroll
+    for (uint32_t j = 0; j < B; ++j)
+      x[j] = *reinterpret_cast<const float2 *>(plain() + i[j]);
+  }
   __device__ __forceinline__ float load1(uint64_t i) const { return finish(i, issue(i)); }
   /// Element i's load issued, not waited for: finish(i, issued) gives its
   /// value, so that other loads can be in flight meanwhile.
