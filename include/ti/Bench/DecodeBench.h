@@ -51,9 +51,13 @@ LaunchArgs measuredStep(const plan::Plan &plan, int32_t context, int32_t steps =
 /// launch, a time includes the launch's own start and end; with more, they are
 /// shared by its steps, as in a generation that runs several tokens a launch.
 /// The cache must hold positions 0..context-1 (fillContext); each repetition
-/// rewrites positions context..context+steps-1 with the same values.
+/// rewrites positions context..context+steps-1 with the same values. A step
+/// whose logits are not finite is an error unless `finiteLogits` is false
+/// (the diagnostic worker modes, WorkerMode.h, whose values are not the
+/// model's).
 StatusOr<std::vector<double>> timeSteps(const plan::Plan &plan, Executor &executor,
-                                        int32_t context, int repetitions, int32_t steps = 1);
+                                        int32_t context, int repetitions, int32_t steps = 1,
+                                        bool finiteLogits = true);
 
 struct GenerationRun {
   std::vector<int32_t> tokens;
