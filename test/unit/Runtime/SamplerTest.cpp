@@ -51,6 +51,21 @@ TEST(Sampler, TopKAndTopPAndMinPCutTheTail) {
   EXPECT_TRUE(minp.count(7) && minp.count(3));
 }
 
+TEST(Sampler, TopKKeepsTheLowerIdsAmongEqualLogitsAndNaNsLast) {
+  // Top-k 3 of five equal logits: ids 1, 2 and 3 (the lower id first among
+  // equals), whatever the order the pass over the vocabulary meets them in.
+  std::vector<float> logits = {0, 5, 5, 5, 5, 5};
+  auto counts = draws({.temperature = 1, .topK = 3, .seed = 2}, logits, 600);
+  EXPECT_EQ(counts.size(), 3u);
+  for (int32_t t : {1, 2, 3}) EXPECT_GT(counts[t], 100) << t;
+  // NaN is the least likely: it is kept only when fewer tokens are numbers.
+  std::vector<float> withNaN = {NAN, 1, NAN, 2};
+  counts = draws({.temperature = 1, .topK = 2, .seed = 2}, withNaN, 200);
+  EXPECT_EQ(counts.size(), 2u);
+  EXPECT_GT(counts[1], 0);
+  EXPECT_GT(counts[3], 0);
+}
+
 TEST(Sampler, DrawsFollowTheDistribution) {
   std::vector<float> logits = {0, std::log(3.0f)}; // 1:3
   auto counts = draws({.temperature = 1, .seed = 9}, logits, 4000);
