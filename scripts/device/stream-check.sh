@@ -47,7 +47,9 @@
 # the CPU executor's of this build's plan (bench/compare_logits.py, 3e-3 of
 # the largest);
 # TI_TRACE_FULL=1 adds a traced full-mode step of this build at context 1,
-# its accounting (bench/trace_timeline.py) in trace-full.txt.
+# its accounting (bench/trace_timeline.py) in trace-full.txt, and one at each
+# further context of TI_TRACE_CONTEXTS (e.g. "4096"; its K/V bytes counted
+# in the floor) in trace-full-CONTEXT.txt.
 # Every GPU command runs bounded (common.sh): the tests TI_TESTS_TIMEOUT
 # seconds (default 420), each benchmark TI_BENCH_TIMEOUT (default 150).
 # On the lent machine ($OUT set) the logs end up in OUTDIR/logs.tgz.
@@ -170,23 +172,41 @@ if compile new "$bin"; then
     steps8 full new-full-8-steps-a-launch
     steps8 stream-only new-stream-only-8-steps-a-launch
   fi
-  # traced MODE NAME: one traced step of this build at context 1, its
-  # accounting in NAME.txt.
+  # traced MODE NAME [CONTEXT]: one traced step of this build at context 1,
+  # its accounting in NAME.txt; with CONTEXT, one there too (the run's
+  # floors at 1 and CONTEXT give the K/V bytes a position), in NAME-CONTEXT.txt.
   traced() {
+    local extra=${3:-}
     mkdir -p "$work/$2"
-    if bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 \
-         --sessions 1 --generate 0 --worker-mode "$1" --trace-dir "$work/$2" \
-         --json "$work/$2.json" > "$out/$2-bench.txt" 2>&1; then
+    if bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" \
+         --contexts "1${extra:+,$extra}" --sessions 1 --generate 0 --worker-mode "$1" \
+         --trace-dir "$work/$2" --json "$work/$2.json" > "$out/$2-bench.txt" 2>&1; then
       gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
         "$work/$2.json")
       python3 bench/trace_timeline.py "$work/$2/trace-1.json" --bandwidth-gbs "$gbs" \
         > "$out/$2.txt" 2>&1 || fail "trace_timeline.py on the $1 trace (see $out/$2.txt)"
+      if [ -n "$extra" ]; then
+        kv=$(python3 -c "
+import json, sys
+f = {c['context']: c['floor_bytes'] for c in json.load(open(sys.argv[1]))['runtimes'][0]['contexts']}
+c = int(sys.argv[2])
+print((f[c] - f[1]) * c // (c - 1))" "$work/$2.json" "$extra")
+        python3 bench/trace_timeline.py "$work/$2/trace-$extra.json" --bandwidth-gbs "$gbs" \
+          --kv-bytes "$kv" > "$out/$2-$extra.txt" 2>&1 ||
+          fail "trace_timeline.py on the $1 trace at $extra (see $out/$2-$extra.txt)"
+      fi
     else
       fail "tirun bench, the traced $1 step (see $out/$2-bench.txt)"
     fi
   }
   traced compute-only consumers
-  [ -z "${TI_TRACE_FULL:-}" ] || traced full trace-full
+  if [ -n "${TI_TRACE_FULL:-}" ]; then
+    [ -n "${TI_TRACE_CONTEXTS:-}" ] || traced full trace-full
+    for c in ${TI_TRACE_CONTEXTS:-}; do
+      [ "$c" -gt 1 ] 2>/dev/null || { fail "TI_TRACE_CONTEXTS: '$c' is not a context above 1"; continue; }
+      traced full "trace-full" "$c"
+    done
+  fi
   if [ -n "${TI_NCU:-}" ]; then
     echo "== ncu: warp-stall samples, context 1"
     for mode in full compute-only; do
@@ -247,6 +267,11 @@ if [ -n "${TI_TRACE_FULL:-}" ]; then
   echo "the full step, traced, context 1:" | tee -a "$out/table.txt"
   sed -n '1,12p;/^waves on the critical path/,$p' "$out/trace-full.txt" 2>/dev/null |
     tee -a "$out/table.txt"
+  for c in ${TI_TRACE_CONTEXTS:-}; do
+    echo "the full step, traced, context $c:" | tee -a "$out/table.txt"
+    sed -n '1,12p;/^waves on the critical path/,$p' "$out/trace-full-$c.txt" 2>/dev/null |
+      tee -a "$out/table.txt"
+  done
 fi
 
 finish
