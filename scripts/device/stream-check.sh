@@ -203,7 +203,10 @@ print((f[c] - f[1]) * c // (c - 1))" "$work/$2.json" "$extra")
   if [ -n "${TI_TRACE_FULL:-}" ]; then
     [ -n "${TI_TRACE_CONTEXTS:-}" ] || traced full trace-full
     for c in ${TI_TRACE_CONTEXTS:-}; do
-      [ "$c" -gt 1 ] 2>/dev/null || { fail "TI_TRACE_CONTEXTS: '$c' is not a context above 1"; continue; }
+      if ! [ "$c" -gt 1 ] 2>/dev/null; then
+        fail "TI_TRACE_CONTEXTS: '$c' is not a context above 1"
+        continue
+      fi
       traced full "trace-full" "$c"
     done
   fi

@@ -10,14 +10,14 @@
 // registers:
 //
 // 1. Warp w takes query head w / W of the group (W = kWarps / G warps a head,
-//    rounded down; warps past G W idle) and lane l the head's dimensions [E l, E l + E) (E = D / 32), whose
-//    rotation partners (i, i + D/2) are lane (l ^ 16)'s: one shuffle a value
-//    rotates the lane's query and key. Each warp issues its first cached
-//    rows (plain loads: earlier steps wrote them) and its query, key and
-//    value of position pos (tagged pairs) before it waits for any, then
-//    rotates (the same sincosf and products as the general form); the key
-//    and the value are rounded to bf16 as the caches keep them, and warp 0
-//    writes the key to K cache row pos.
+//    rounded down; warps past G W idle) and lane l the head's dimensions
+//    [E l, E l + E) (E = D / 32), whose rotation partners (i, i + D/2) are
+//    lane (l ^ 16)'s: one shuffle a value rotates the lane's query and key.
+//    Each warp issues its first cached rows (plain loads: earlier steps wrote
+//    them) and its query, key and value of position pos (tagged pairs) before
+//    it waits for any, then rotates (the same sincosf and products as the
+//    general form); the key and the value are rounded to bf16 as the caches
+//    keep them, and warp 0 writes the key to K cache row pos.
 // 2. The warp's positions in batches of kShortBatch<E>: the lane's E
 //    products of each position, the batch's butterflies side by side (every
 //    lane gets each score), then one max, the batch's exps side by side, and
