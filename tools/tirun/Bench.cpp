@@ -289,16 +289,8 @@ int runBench(int argc, char **argv) {
     return fail(before.status().message());
   const int32_t largest = *std::max_element(contexts->begin(), contexts->end());
   progress.show("filling the cache to " + std::to_string(largest) + " positions");
-  // In full mode whatever the measured mode: a diagnostic mode's values are
-  // not the model's, and its first non-finite logit ended the fill (past the
-  // attention split, at position 130 of the 1B).
-  if (Status s = b.executor->setWorkerMode(WorkerMode::Full); !s.ok())
+  if (Status s = b.fillContext(largest); !s.ok())
     return fail(s.message());
-  if (Status s = bench::fillContext(plan, *b.executor, largest); !s.ok())
-    return fail(s.message());
-  if (Status s = b.executor->setWorkerMode(b.mode); !s.ok())
-    return fail(s.message());
-  const bool finiteLogits = b.mode == WorkerMode::Full;
   std::vector<ContextResult> results(contexts->size());
   for (size_t i = 0; i < contexts->size(); ++i)
     results[i] = {(*contexts)[i], {}, plan::floorBytes(plan, uint64_t((*contexts)[i]))};
@@ -316,9 +308,9 @@ int runBench(int argc, char **argv) {
           std::to_string(c);
       progress.show(where + ": " + std::to_string(warmup) + " warm-up and " +
                     std::to_string(reps) + " timed steps");
-      if (auto w = bench::timeSteps(plan, *b.executor, c, warmup, stepsPerLaunch, finiteLogits); !w)
+      if (auto w = b.timeSteps(c, warmup, stepsPerLaunch); !w)
         return fail(w.status().message());
-      auto ms = bench::timeSteps(plan, *b.executor, c, reps, stepsPerLaunch, finiteLogits);
+      auto ms = b.timeSteps(c, reps, stepsPerLaunch);
       if (!ms)
         return fail(ms.status().message());
       results[i].sessions.push_back(*ms);

@@ -123,7 +123,7 @@ int serve(BenchTarget &b) {
       // Only the positions not yet filled: a step attends to the positions up
       // to its own, so a cache filled further serves a smaller context.
       context = -1;
-      if (Status s = bench::fillContext(plan, *b.executor, int32_t(n), filled); !s.ok()) {
+      if (Status s = b.fillContext(int32_t(n), filled); !s.ok()) {
         filled = 0; // A failed fill leaves the cache partly overwritten.
         replyError(s.message());
         continue;
@@ -137,7 +137,7 @@ int serve(BenchTarget &b) {
         replyError("'measure' before any 'context'");
         continue;
       }
-      auto ms = bench::timeSteps(plan, *b.executor, context, int(n));
+      auto ms = b.timeSteps(context, int(n));
       if (!ms) {
         context = -1;
         filled = 0;
