@@ -44,13 +44,16 @@
 TI_WORKER_NAMESPACE_BEGIN
 
 /// Eight bf16 values, as loaded: element 2i in the low half of word i.
+/// Element `high` (0: the low half, 1: the high) of a word of two bf16,
+/// widened to float (exact).
+__device__ __forceinline__ float bf16OfWord(uint32_t word, uint32_t high) {
+  return __uint_as_float(high ? (word & 0xffff0000u) : (word << 16));
+}
+
 struct Bf16x8 {
   uint32_t w[4];
   /// Element e (0..7) widened to float (exact).
-  __device__ __forceinline__ float at(uint32_t e) const {
-    uint32_t word = w[e / 2];
-    return __uint_as_float((e & 1) ? (word & 0xffff0000u) : (word << 16));
-  }
+  __device__ __forceinline__ float at(uint32_t e) const { return bf16OfWord(w[e / 2], e & 1); }
 };
 static_assert(sizeof(Bf16x8) == 16);
 

@@ -67,10 +67,7 @@ template <uint32_t kE> struct Bf16Lane {
       w[0] = v.x, w[1] = v.y;
     }
   }
-  __device__ __forceinline__ float at(uint32_t e) const {
-    const uint32_t word = w[e / 2];
-    return __uint_as_float(e % 2 ? word & 0xffff0000u : word << 16);
-  }
+  __device__ __forceinline__ float at(uint32_t e) const { return bf16OfWord(w[e / 2], e % 2); }
 };
 
 /// One batch of a warp's positions: this lane's part of their K and V rows.
