@@ -172,43 +172,48 @@ if compile new "$bin"; then
     steps8 full new-full-8-steps-a-launch
     steps8 stream-only new-stream-only-8-steps-a-launch
   fi
-  # traced MODE NAME [CONTEXT]: one traced step of this build at context 1,
-  # its accounting in NAME.txt; with CONTEXT, one there too (the run's
-  # floors at 1 and CONTEXT give the K/V bytes a position), in NAME-CONTEXT.txt.
+  # traced MODE NAME [CONTEXTS...]: one traced step of this build at context
+  # 1, its accounting in NAME.txt, and one at each further context in the same
+  # run, in NAME-CONTEXT.txt (the run's floors at 1 and CONTEXT give the K/V
+  # bytes a position).
   traced() {
-    local extra=${3:-}
-    mkdir -p "$work/$2"
+    local mode=$1 name=$2
+    shift 2
+    local list=1 c
+    for c in "$@"; do list+=",$c"; done
+    mkdir -p "$work/$name"
     if bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" \
-         --contexts "1${extra:+,$extra}" --sessions 1 --generate 0 --worker-mode "$1" \
-         --trace-dir "$work/$2" --json "$work/$2.json" > "$out/$2-bench.txt" 2>&1; then
+         --contexts "$list" --sessions 1 --generate 0 --worker-mode "$mode" \
+         --trace-dir "$work/$name" --json "$work/$name.json" > "$out/$name-bench.txt" 2>&1; then
       gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
-        "$work/$2.json")
-      python3 bench/trace_timeline.py "$work/$2/trace-1.json" --bandwidth-gbs "$gbs" \
-        > "$out/$2.txt" 2>&1 || fail "trace_timeline.py on the $1 trace (see $out/$2.txt)"
-      if [ -n "$extra" ]; then
+        "$work/$name.json")
+      python3 bench/trace_timeline.py "$work/$name/trace-1.json" --bandwidth-gbs "$gbs" \
+        > "$out/$name.txt" 2>&1 || fail "trace_timeline.py on the $mode trace (see $out/$name.txt)"
+      for c in "$@"; do
         kv=$(python3 -c "
 import json, sys
 f = {c['context']: c['floor_bytes'] for c in json.load(open(sys.argv[1]))['runtimes'][0]['contexts']}
 c = int(sys.argv[2])
-print((f[c] - f[1]) * c // (c - 1))" "$work/$2.json" "$extra")
-        python3 bench/trace_timeline.py "$work/$2/trace-$extra.json" --bandwidth-gbs "$gbs" \
-          --kv-bytes "$kv" > "$out/$2-$extra.txt" 2>&1 ||
-          fail "trace_timeline.py on the $1 trace at $extra (see $out/$2-$extra.txt)"
-      fi
+print((f[c] - f[1]) * c // (c - 1))" "$work/$name.json" "$c")
+        python3 bench/trace_timeline.py "$work/$name/trace-$c.json" --bandwidth-gbs "$gbs" \
+          --kv-bytes "$kv" > "$out/$name-$c.txt" 2>&1 ||
+          fail "trace_timeline.py on the $mode trace at $c (see $out/$name-$c.txt)"
+      done
     else
-      fail "tirun bench, the traced $1 step (see $out/$2-bench.txt)"
+      fail "tirun bench, the traced $mode step (see $out/$name-bench.txt)"
     fi
   }
   traced compute-only consumers
   if [ -n "${TI_TRACE_FULL:-}" ]; then
-    [ -n "${TI_TRACE_CONTEXTS:-}" ] || traced full trace-full
+    contexts_traced=()
     for c in ${TI_TRACE_CONTEXTS:-}; do
-      if ! [ "$c" -gt 1 ] 2>/dev/null; then
+      if [ "$c" -gt 1 ] 2>/dev/null; then
+        contexts_traced+=("$c")
+      else
         fail "TI_TRACE_CONTEXTS: '$c' is not a context above 1"
-        continue
       fi
-      traced full "trace-full" "$c"
     done
+    traced full trace-full "${contexts_traced[@]}"
   fi
   if [ -n "${TI_NCU:-}" ]; then
     echo "== ncu: warp-stall samples, context 1"
