@@ -106,14 +106,28 @@ TI_HOST_DEVICE constexpr uint32_t attentionHeadsPerLane(uint32_t threads, uint32
   return threads <= kStreamConsumerThreads && group == kAttentionLaneGroup ? group : 1u;
 }
 
+/// The query heads of a kv head whose scores over streamed K rows one
+/// `mma.sync.m16n8k16` takes: its 8 columns are each head's query as bf16
+/// hi and lo (ops/AttentionStreamMma.cuh).
+constexpr uint32_t kStreamedMmaHeads = 4;
+
+/// Whether the Stream worker's streamed attention (kFlagStreamKv) scores on
+/// the tensor cores (ops/AttentionStreamMma.cuh): heads of 64 or 128
+/// dimensions (Llama 3.2 1B's; 3B's and 3.1 8B's), at most kStreamedMmaHeads
+/// query heads a kv head. Other geometries take ops/AttentionStream.cuh.
+TI_HOST_DEVICE constexpr bool streamedScoresOnTensorCores(uint32_t headDim, uint32_t group) {
+  return (headDim == 64 || headDim == 128) && group >= 1 && group <= kStreamedMmaHeads;
+}
+
 /// The attention op's regions (of the task's layer's geometry): rotated
 /// queries of the group, the current key and value, and each warp's online
 /// softmax states, one per head its lanes keep (attentionHeadsPerLane): the
 /// weighted sums of the values (D), then the running max and sum. In the
-/// Stream worker, the blocks of streamed K/V rows (kFlagStreamKv,
-/// ops/AttentionStream.cuh) also use: states, one per warp (D sums, the
-/// running max, the sum of the weights), and a block's weights
-/// ([group][threads]).
+/// Stream worker, the blocks of streamed K/V rows (kFlagStreamKv) also use
+/// states and a block's weights: ops/AttentionStream.cuh one state per warp
+/// (D sums, the running max, the sum of the weights) and weights
+/// [group][threads]; ops/AttentionStreamMma.cuh a state per warp and head of
+/// the group and weights [threads][kStreamedMmaHeads].
 struct AttentionLayout {
   uint32_t qAt, kAt, vAt, statesAt, stateStride, headsPerLane, weightsAt, floats;
 };
@@ -127,9 +141,13 @@ TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, 
   l.statesAt = l.vAt + alignFloats(g.headDim);
   l.stateStride = g.headDim + 2;
   l.headsPerLane = attentionHeadsPerLane(threads, g.group());
-  const uint32_t states = warps * l.headsPerLane * l.stateStride; // >= warps: streamed too.
+  const bool mma = stream && streamedScoresOnTensorCores(g.headDim, g.group());
+  // States a warp: at least one (the streamed forms' too).
+  const uint32_t perWarp = mma && g.group() > l.headsPerLane ? g.group() : l.headsPerLane;
+  const uint32_t states = warps * perWarp * l.stateStride;
   l.weightsAt = l.statesAt + alignFloats(states);
-  l.floats = stream ? l.weightsAt + alignFloats(g.group() * threads) : l.statesAt + states;
+  const uint32_t weights = (mma ? kStreamedMmaHeads : g.group()) * threads;
+  l.floats = stream ? l.weightsAt + alignFloats(weights) : l.statesAt + states;
   return l;
 }
 

@@ -88,7 +88,9 @@ TEST(AttentionPositions, TheCachedRowsStopBeforeTheStepsOwn) {
 // group's queries, the key, the value, a state per warp for the streamed
 // form (ops/AttentionStream.cuh: D sums, max, sum of weights) inside the
 // one-pass loop's states, then a block's weights [group][threads], in order,
-// apart, and 16-byte aligned where the kernel reads float4s.
+// apart, and 16-byte aligned where the kernel reads float4s; where the
+// scores go on the tensor cores (ops/AttentionStreamMma.cuh), a state per
+// warp and head and weights [threads][4].
 TEST(AttentionScratch, TheStreamedFormsRegionsFitInOrder) {
   const uint32_t threads = kStreamConsumerThreads, warps = threads / 32;
   for (uint32_t d : {8u, 16u, 32u, 64u, 128u, 256u})
@@ -101,8 +103,10 @@ TEST(AttentionScratch, TheStreamedFormsRegionsFitInOrder) {
       EXPECT_GE(l.vAt, l.kAt + d);
       EXPECT_GE(l.statesAt, l.vAt + d);
       EXPECT_EQ(l.stateStride, d + 2);
-      EXPECT_GE(l.weightsAt, l.statesAt + warps * l.stateStride);
-      EXPECT_GE(l.floats, l.weightsAt + group * threads);
+      const bool mma = streamedScoresOnTensorCores(d, group);
+      EXPECT_EQ(mma, (d == 64 || d == 128) && group <= kStreamedMmaHeads);
+      EXPECT_GE(l.weightsAt, l.statesAt + warps * (mma ? group : 1u) * l.stateStride);
+      EXPECT_GE(l.floats, l.weightsAt + (mma ? kStreamedMmaHeads : group) * threads);
       for (uint32_t at : {l.kAt, l.vAt, l.weightsAt})
         EXPECT_EQ(at % 4, 0u);
     }

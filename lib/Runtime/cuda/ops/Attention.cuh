@@ -38,7 +38,9 @@
 // 128 dimensions runs AttentionShort.cuh instead (one warp a head, in
 // registers), and a task with kFlagStreamKv, at a step that streams
 // (TaskRecord.h: streamsKvAt), replaces steps 2 and 3 by AttentionStream.cuh:
-// its cached rows come through the weight stream instead of its own loads.
+// its cached rows come through the weight stream instead of its own loads
+// (AttentionStreamMma.cuh, its scores on the tensor cores, for the heads and
+// groups WorkerLayout.h's streamedScoresOnTensorCores takes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_ATTENTION_CUH
@@ -46,6 +48,7 @@
 
 #include "AttentionShort.cuh"
 #include "AttentionStream.cuh"
+#include "AttentionStreamMma.cuh"
 #include "AttentionTask.cuh"
 #include "Common.cuh"
 
@@ -288,7 +291,10 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
   }
 #if TI_WORKER_STREAM
   if (plan::streamsKvRows(t.flags, step.streamKv)) {
-    attendStreamed(at, step, scale, qs, kNow, vNow, layout, s.floats, ws);
+    if (plan::streamedScoresOnTensorCores(d, group))
+      attendStreamedMma(at, step, scale, qs, kNow, vNow, layout, s.floats, ws);
+    else
+      attendStreamed(at, step, scale, qs, kNow, vNow, layout, s.floats, ws);
     return;
   }
 #endif
