@@ -556,7 +556,9 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
 
 // Every head_dim and group the streamed attention takes: mixed-layers' (dims
 // 16, 32, 8; groups 2, 1, 4) and kv-dims' (128 with Llama 3.1 8B's group of
-// 4, 256 with a group of 3, 64 with one query head a kv head), in two chunks
+// 4, 256 with a group of 3, 64 with one query head a kv head, 128 with the
+// 3B's group of 3, 64 with a group of 2; dims 64 and 128 take the tensor
+// cores' form, ops/AttentionStreamMma.cuh), in two chunks
 // of up to 150 positions (blocks of 256, 128 and 64 positions by head_dim:
 // several a chunk, position pos a block of its own at context 257).
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsOfEveryHeadDim) {
