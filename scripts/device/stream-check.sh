@@ -38,7 +38,9 @@
 # 3. one table: build, mode, context, ms per token (median), share of floor;
 #    then the consumers' speed (issue #13, item 7): a traced compute-only
 #    step of the 1B, its streaming tasks by wave against one worker's share
-#    of the bandwidth (bench/trace_timeline.py's last table).
+#    of the bandwidth (bench/trace_timeline.py's last table), and one at the
+#    longest of the contexts, its tasks by opcode (the streamed attention's
+#    and the merge's among them).
 # Options for a measuring call that leaves the checks to another:
 # TI_SKIP_CHECKS=1 skips step 1 (the tests and the sanitizers);
 # TI_SKIP_EXTRAS=1 skips the launches of 8 steps and the partials form;
@@ -59,6 +61,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "${1:-}" /tmp/stream-check
 base=${TI_BASELINE_BIN:-}
 contexts=${TI_CONTEXTS:-1,128,4096}
+longest=$(tr ',' '\n' <<< "$contexts" | sort -n | tail -1)
 
 nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
 
@@ -203,7 +206,15 @@ print((f[c] - f[1]) * c // (c - 1))" "$work/$name.json" "$c")
       fail "tirun bench, the traced $mode step (see $out/$name-bench.txt)"
     fi
   }
-  traced compute-only consumers
+  # The consumers alone at context 1 and at the longest context measured,
+  # whose attention streams its cached rows: its tasks by opcode said the
+  # streamed attention took 7.3 us with no copy at all (docs/PERFORMANCE.md,
+  # step 29), which no context-1 trace shows.
+  if [ "$longest" -gt 1 ]; then
+    traced compute-only consumers "$longest"
+  else
+    traced compute-only consumers
+  fi
   if [ -n "${TI_TRACE_FULL:-}" ]; then
     contexts_traced=()
     for c in ${TI_TRACE_CONTEXTS:-}; do
@@ -271,6 +282,11 @@ for build, mode, tag, ctx, ms, share in sorted(rows, key=lambda r: (r[1], r[3], 
 PY
 echo "the consumers, compute-only, context 1:" | tee -a "$out/table.txt"
 sed -n '/^streaming tasks by wave/,$p' "$out/consumers.txt" 2>/dev/null | tee -a "$out/table.txt"
+if [ "$longest" -gt 1 ]; then
+  echo "the consumers, compute-only, context $longest:" | tee -a "$out/table.txt"
+  sed -n '/^tasks by opcode/,/^streaming tasks by wave/{/^streaming tasks by wave/!p}' \
+    "$out/consumers-$longest.txt" 2>/dev/null | tee -a "$out/table.txt"
+fi
 if [ -n "${TI_TRACE_FULL:-}" ]; then
   echo "the full step, traced, context 1:" | tee -a "$out/table.txt"
   sed -n '1,12p;/^waves on the critical path/,$p' "$out/trace-full.txt" 2>/dev/null |
