@@ -9,7 +9,9 @@
 #    tirun --prompt on the GPU, by raw HTTP and, where node and the openai
 #    package ($TI_NPM_MODULES, default third_party/npm/node_modules) are
 #    there, by the official client; prefix reuse; every error status; a
-#    client that leaves; the load test.
+#    client that leaves; the load test. node is $TI_NODE where set (a node
+#    binary, or one compressed with xz: the lent machine has none, and the
+#    carry holds 64 MiB while node is 95 MB), else the PATH's.
 # 2. bench/serve_latency.py: a streamed chat of 3 turns of up to 128 tokens,
 #    time to first text and time per token (client and server side), the
 #    cached tokens of each turn.
@@ -25,8 +27,17 @@ nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
   "$bin/tipack" "$work/1b.fb" --random --seed 1 -q --tokenizer "$tok/tokenizer-llama3" -o "$work/1b.bin" ||
   fail "1B: compile or pack"
 mkdir -p "$work/logs"
+node=$(command -v node || echo none)
+case ${TI_NODE:-} in
+"") ;;
+*.xz) # Python's lzma: xz itself may be missing there.
+  python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
+    "$TI_NODE" "$work/node" && chmod +x "$work/node" && node=$work/node || fail "unpacking $TI_NODE" ;;
+*) node=$TI_NODE ;;
+esac
+echo "node: $node ($("$node" --version 2>/dev/null || echo "none"))" | tee -a "$table"
 TI_SERVE_BACKEND=cuda bounded 400 python3 test/tirun/serve_check.py "$bin/tirun" "$work/1b.fb" "$work/1b.bin" \
-  "$work/logs" "$(command -v node || echo none)" "$modules" > "$out/serve-check.txt" 2>&1 ||
+  "$work/logs" "$node" "$modules" > "$out/serve-check.txt" 2>&1 ||
   fail "serve_check.py on the GPU (see serve-check.txt)"
 grep -E "^(openai|prefix|load|serve_check)" "$out/serve-check.txt" | tee -a "$table"
 bounded 60 "$bin/tirun" serve "$work/1b.fb" "$work/1b.bin" --backend cuda --port 0 > /dev/null 2> "$out/serve.log" &
