@@ -106,8 +106,9 @@ TI_HOST_DEVICE constexpr bool kvRowsStreamable(uint32_t headDim) {
 
 /// The cached rows of a kFlagStreamKv attention task go through the weight
 /// stream in blocks of this many positions: a block's K rows fill one stage,
-/// then its V rows the next, and a consumer thread scores one position of a
-/// block. The largest power of two that both a stage's rows (headDim bf16
+/// then its V rows the next; a block has at most a row per consumer thread
+/// (AttentionStream.cuh scores one a thread, AttentionStreamMma.cuh's warps
+/// take its 16-row tiles in turn). The largest power of two that both a stage's rows (headDim bf16
 /// each) and the task's `threads` allow; 0 below 32 (a warp's lanes) or for a
 /// head dimension the value pass cannot take (kvRowsStreamable), where the
 /// plan may not stream the rows.
@@ -126,7 +127,8 @@ TI_HOST_DEVICE constexpr uint32_t kvBlockRows(uint32_t stageBytes, uint32_t head
 /// [begin, end) (its positions before pos), blockRows at a time, the last
 /// block the rest; each block a stage of K rows, then one of V rows. The
 /// producer copies them (WeightStream.cuh: WeightProducer::fillKv), the
-/// consumers and the stream-only skip walk them (AttentionStream.cuh), all
+/// consumers and the stream-only skip walk them (AttentionStream.cuh,
+/// AttentionStreamMma.cuh), all
 /// from kvBlocks, so that the three agree on every stage.
 struct KvBlocks {
   int32_t begin, end;

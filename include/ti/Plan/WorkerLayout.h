@@ -8,8 +8,9 @@
 //   LmHead           x'[K], reused for the warps' best rows (3 words each)
 //   GateUp           x'[K] | gate[n] (the gate rows' dot products)
 //   FfnPartial       x'[H] | act[n] | down partials[G][H] (G > 1)
-//   Attention        q'[group * D] | k'[D] | v[D] | states[warps][heads a lane][D + 2]
-//                    | weights[group][threads] (Stream plans: the streamed form's)
+//   Attention        q'[group * D] | k'[D] | v[D] | states[warps][heads a lane, or
+//                    the group][D + 2] | weights[group][threads] or
+//                    [threads][4] (Stream plans: the streamed forms', attentionLayout)
 //   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
 //
 // and then, in a Stream plan whose rows are cut into parts (Execution.h:
@@ -142,8 +143,10 @@ TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, 
   l.stateStride = g.headDim + 2;
   l.headsPerLane = attentionHeadsPerLane(threads, g.group());
   const bool mma = stream && streamedScoresOnTensorCores(g.headDim, g.group());
-  // States a warp: at least one (the streamed forms' too).
-  const uint32_t perWarp = mma && g.group() > l.headsPerLane ? g.group() : l.headsPerLane;
+  // States a warp: a head's (at least one) where lanes keep headsPerLane (<=
+  // the group), every head's of the group where each warp keeps an online
+  // softmax per head (AttentionStreamMma.cuh).
+  const uint32_t perWarp = mma ? g.group() : l.headsPerLane;
   const uint32_t states = warps * perWarp * l.stateStride;
   l.weightsAt = l.statesAt + alignFloats(states);
   const uint32_t weights = (mma ? kStreamedMmaHeads : g.group()) * threads;

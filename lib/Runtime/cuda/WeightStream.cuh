@@ -14,7 +14,8 @@
 // after step, into the next free stage; the consumers' WeightStream::consume
 // walks the same segments stage by stage in the same order, so both sides
 // agree on every stage from the plan and the step's position alone (a
-// streamed attention task's K/V blocks depend on it: AttentionStream.cuh).
+// streamed attention task's K/V blocks depend on it: AttentionStream.cuh,
+// AttentionStreamMma.cuh).
 //
 // The contract an op keeps:
 //   - beginTask(t) before its first load of task t, endTask() after its last
@@ -207,7 +208,7 @@ public:
   /// (Execution.h: StreamConfig::rowPartBytes; 0: whole rows).
   __device__ uint32_t rowPartBytes() const { return rowPartBytes_; }
 
-  /// The ring's stage size (the K/V blocks of AttentionStream.cuh fit one).
+  /// The ring's stage size (the K/V blocks of the streamed attention fit one).
   __device__ uint32_t stageBytes() const { return ring_.stageBytes; }
 
   /// Releases task t's stages unread (WorkerMode::StreamOnly).
@@ -364,7 +365,7 @@ private:
   }
 
   /// Attention task t's cached K/V rows at launch step `step`
-  /// (ops/AttentionStream.cuh walks the same blocks): [begin, min(end, pos))
+  /// (ops/AttentionStream.cuh and AttentionStreamMma.cuh walk the same blocks): [begin, min(end, pos))
   /// of its kv head, kvBlockRows at a time, a block's K rows then its V rows.
   /// Earlier steps' tasks, on any worker, wrote them with ordinary stores;
   /// the grid barrier that ends a step orders those before the next, so the

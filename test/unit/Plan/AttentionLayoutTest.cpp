@@ -107,6 +107,11 @@ TEST(AttentionScratch, TheStreamedFormsRegionsFitInOrder) {
       EXPECT_EQ(mma, (d == 64 || d == 128) && group <= kStreamedMmaHeads);
       EXPECT_GE(l.weightsAt, l.statesAt + warps * (mma ? group : 1u) * l.stateStride);
       EXPECT_GE(l.floats, l.weightsAt + (mma ? kStreamedMmaHeads : group) * threads);
+      if (mma) { // The largest elements AttentionStreamMma.cuh indexes: the last
+                 // warp's last head's l, the last row's fourth weight.
+        EXPECT_LT(l.statesAt + (warps * group - 1) * l.stateStride + d + 1, l.weightsAt);
+        EXPECT_LT(l.weightsAt + (threads - 1) * kStreamedMmaHeads + 3, l.floats);
+      }
       for (uint32_t at : {l.kAt, l.vAt, l.weightsAt})
         EXPECT_EQ(at % 4, 0u);
     }

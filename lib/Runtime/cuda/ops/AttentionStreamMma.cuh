@@ -5,17 +5,18 @@
 // in the next) for heads of D = 64 or 128 dimensions and groups of at most
 // four query heads (WorkerLayout.h: streamedScoresOnTensorCores; Llama 3.2
 // 1B and 3B, Llama 3.1 8B). There a warp scored one head's positions a lane
-// a position, 64 dependent multiply-adds from shared memory each, and every
-// head's warps read every K row: the 1B's task took 7.3 us of compute for
+// a position, a row's 64 multiply-adds from shared memory in two chains, and
+// every head's warps read every K row: the 1B's task took 7.3 us of compute for
 // 64 KB that HBM delivers to a worker in 2.7 (docs/PERFORMANCE.md, step 29).
 // Here every warp takes whole 16-position tiles of a block for all the
 // group's heads, and keeps one online softmax per head:
 // 1. Scores (K stage): one `mma.sync.m16n8k16` (bf16 in, f32 sums) per 16
 //    dimensions of a tile. A is the tile's K rows: lane (g, t) (g = l / 4,
 //    t = l % 4) loads row g's and row g + 8's 16 bytes at dimension 32j + 8t,
-//    whose pairs take A's k slots 2t, 2t + 8 of product 2j and of 2j + 1
-//    (which slot a dimension takes does not change a dot product, as long as
-//    B's query sits in the same one). B's column 2h is head h's query as
+//    four bf16 pairs: pairs 0 and 1 take A's k slots (2t, 2t + 1) and
+//    (2t + 8, 2t + 9) of a product in chain c0, pairs 2 and 3 the same slots
+//    of one in chain c1 (which slot a dimension takes does not change a dot
+//    product, as long as B's query sits in the same one). B's column 2h is head h's query as
 //    bf16 hi, column 2h + 1 as lo (hi = bf16(q), lo = bf16(q - hi), as the
 //    tiled GEMV's x'), so lane (g, t) ends with head t's scores of rows g and
 //    g + 8 as c0 + c1 and c2 + c3. Each head's warp maximum (shuffles over
@@ -30,8 +31,9 @@
 //    shares added in a fixed order) to shared memory, one block barrier, and
 //    the heads' states merged in warp order into the chunk's partials and
 //    stats, as AttentionStream.cuh does.
-// The sums differ from AttentionStream.cuh's in order and by the query's
-// hi + lo split (|q - hi - lo| <= 2^-17 |q|); a run repeats them bit for bit.
+// The sums differ from AttentionStream.cuh's in order, by the query's hi + lo
+// split (|q - hi - lo| <= 2^-17 |q|) and by the tensor cores' own rounding of
+// their sums; a run repeats them bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_ATTENTIONSTREAMMMA_CUH
@@ -52,8 +54,12 @@ constexpr uint32_t kMaxWarpTiles = kThreads / kMmaRows / kWarps;
 static_assert(kMaxWarpTiles >= 1 && kMaxWarpTiles * kMmaRows * kWarps == kThreads,
               "a block of kThreads rows is whole tiles, the same count a warp");
 
-/// A block's rows as the products read them: K and V rows of bf16 in a stage,
-/// rowBytes apart.
+/// A block's rows as the products read them (StageKv, NowKv): k(row, at) is
+/// row `row`'s 16 bytes of K at byte `at` as bf16; raw(row, c) what a lane
+/// loads of V vector c before converting it, v(raw, c, out) that vector as
+/// floats.
+///
+/// K and V rows of bf16 in a stage, rowBytes apart.
 struct StageKv {
   const uint8_t *rows;
   uint32_t rowBytes;
@@ -65,7 +71,8 @@ struct StageKv {
   __device__ __forceinline__ uint4 raw(uint32_t row, uint32_t c) const {
     return *reinterpret_cast<const uint4 *>(rows + row * rowBytes + c * 16);
   }
-  __device__ __forceinline__ void v(const uint4 &raw, uint32_t, float (&out)[kVector]) const {
+  __device__ __forceinline__ void v(const uint4 &raw, uint32_t /*c*/,
+                                    float (&out)[kVector]) const {
     const Bf16x8 b{{raw.x, raw.y, raw.z, raw.w}};
 #pragma unroll
     for (uint32_t i = 0; i < kVector; ++i)
@@ -74,7 +81,7 @@ struct StageKv {
 };
 
 /// Position pos's key and value (floats, already rounded to bf16) as a
-/// one-row block.
+/// one-row block: raw() loads nothing, v() reads the value's floats itself.
 struct NowKv {
   const float *key, *value;
   __device__ __forceinline__ uint4 k(uint32_t, uint32_t at) const {
@@ -93,10 +100,12 @@ struct NowKv {
   }
 };
 
-/// A warp's online softmax of every head of the group: lane (g, t)'s m is
-/// head t's running maximum (the same in every lane of that t), l its share
-/// of head t's sum of weights; lane (r, c)'s sums are vector c of each head's
-/// weighted values over its rows, all relative to that head's m.
+/// A warp's online softmax of every head of the group. A lane is (g, t) =
+/// (lane / 4, lane % 4) for the scores and (r, c) = (lane / L, lane % L) for
+/// the values (L = D / 8): its m is head t's running maximum (the same in every lane of
+/// that t), l its share of head t's sum of weights, and its sums are vector c
+/// of each head's weighted values over its rows r, r + 32 / L, ..., all
+/// relative to that head's m.
 struct MmaSoftmax {
   float m = kNegativeInfinity, l = 0;
   float sums[kMmaHeads][kVector] = {};
@@ -163,7 +172,7 @@ __device__ __forceinline__ void scoreTiles(const Kv &kv, uint32_t count, uint32_
   }
   top = fmaxf(st.m, warpReduce(top, MaxOp{}, 4)); // Over g: head t's.
   // No row yet (a warp whose tiles all lie past the blocks so far): nothing
-  // to weigh. (Lanes of a head past the group score zeros; nothing reads
+  // to weigh. (Lanes of a head past the group score zeros; nothing uses
   // their weights or state.)
   const bool empty = top == kNegativeInfinity;
   const float rescale = empty ? 1.0f : expf(st.m - top); // 0 while st.m is -inf.
@@ -209,7 +218,7 @@ __device__ __forceinline__ void addValueTiles(const Kv &kv, uint32_t count, uint
       continue;
 #pragma unroll
     for (uint32_t b0 = 0; b0 < kPasses; b0 += kBatch) {
-      uint4 x[kBatch]; // Raw: converted at use (8 floats each held 4 more registers).
+      uint4 x[kBatch]; // Kept raw until used: as floats they held 4 more registers each.
       float4 w[kBatch];
 #pragma unroll
       for (uint32_t b = 0; b < kBatch; ++b) {
@@ -315,10 +324,14 @@ __device__ void attendStreamedMmaJ(const AttentionTask &at, const Step &step, fl
 __device__ void attendStreamedMma(const AttentionTask &at, const Step &step, float scale,
                                   const float *qs, const float *kNow, const float *vNow,
                                   const AttentionLayout &layout, float *shared, WeightStream &ws) {
-  if (at.geo.headDim == 64)
-    attendStreamedMmaJ<2>(at, step, scale, qs, kNow, vNow, layout, shared, ws);
-  else
-    attendStreamedMmaJ<4>(at, step, scale, qs, kNow, vNow, layout, shared, ws);
+  switch (at.geo.headDim) {
+  case 64:
+    return attendStreamedMmaJ<2>(at, step, scale, qs, kNow, vNow, layout, shared, ws);
+  case 128:
+    return attendStreamedMmaJ<4>(at, step, scale, qs, kNow, vNow, layout, shared, ws);
+  default: // streamedScoresOnTensorCores admits no other; the verifier's plans reach none.
+    __trap();
+  }
 }
 
 #endif
