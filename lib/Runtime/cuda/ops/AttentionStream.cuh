@@ -79,13 +79,17 @@ struct WarpSoftmax {
   float sums[kVector] = {};
 };
 
-/// Eight floats of a bf16 row in a stage.
-__device__ __forceinline__ void stageVector(const uint8_t *row, uint32_t v, float (&out)[kVector]) {
-  const uint4 raw = *reinterpret_cast<const uint4 *>(row + v * 16);
+/// Eight bf16, 16 bytes as loaded, as floats.
+__device__ __forceinline__ void bf16x8Floats(const uint4 &raw, float (&out)[kVector]) {
   const Bf16x8 b{{raw.x, raw.y, raw.z, raw.w}};
 #pragma unroll
   for (uint32_t i = 0; i < kVector; ++i)
     out[i] = b.at(i);
+}
+
+/// Eight floats of a bf16 row in a stage.
+__device__ __forceinline__ void stageVector(const uint8_t *row, uint32_t v, float (&out)[kVector]) {
+  bf16x8Floats(*reinterpret_cast<const uint4 *>(row + v * 16), out);
 }
 
 /// Eight floats of a row kept as floats in shared memory (position pos's).
@@ -266,6 +270,36 @@ __device__ __forceinline__ void addValues(uint32_t rows, const KvBlock &block, u
   warpBarrier(); // Every lane has read the weights the next block overwrites.
 }
 
+/// The end of both streamed forms (here and AttentionStreamMma.cuh): the
+/// `warps` states (d sums, m, l; shared memory) of each of the group's heads
+/// merged in warp order, head h's state x at states + h * headStride + x *
+/// warpStride, into the chunk's partials (the sums over their weight) and
+/// stats (m, l). An empty state (m = -inf) weighs nothing.
+__device__ __forceinline__ void storeChunkStates(const AttentionTask &at, const float *states,
+                                                 uint32_t d, uint32_t group, uint32_t warps,
+                                                 uint32_t headStride, uint32_t warpStride) {
+  const uint32_t first = at.g * group;
+  for (uint32_t i = threadIdx.x; i < group * d; i += kThreads) {
+    const uint32_t h = i / d, k = i % d;
+    const float *theirs = states + h * headStride;
+    float top = kNegativeInfinity;
+    for (uint32_t x = 0; x < warps; ++x)
+      top = fmaxf(top, theirs[x * warpStride + d]);
+    float sum = 0, weight = 0;
+    for (uint32_t x = 0; x < warps; ++x) {
+      const float m = theirs[x * warpStride + d];
+      const float f = m == kNegativeInfinity ? 0.0f : expf(m - top);
+      sum = fmaf(theirs[x * warpStride + k], f, sum);
+      weight = fmaf(theirs[x * warpStride + d + 1], f, weight);
+    }
+    at.result.store(at.partials(first + h) + k, sum / weight); // Long mode: the workspace.
+    if (k == 0) {
+      at.result.store(at.stats(first + h), top);
+      at.result.store(at.stats(first + h) + 1, weight);
+    }
+  }
+}
+
 /// The task's attention over its streamed rows and position pos, into the
 /// chunk's partials and stats (the header's steps). Ends with a block barrier.
 __device__ void attendStreamed(const AttentionTask &at, const Step &step, float scale,
@@ -332,26 +366,7 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
     }
   }
   blockBarrier();
-  const uint32_t first = at.g * group;
-  for (uint32_t i = threadIdx.x; i < group * d; i += kThreads) {
-    const uint32_t h = i / d, k = i % d;
-    const float *theirs = states + h * parts * stride;
-    float top = kNegativeInfinity;
-    for (uint32_t r = 0; r < parts; ++r)
-      top = fmaxf(top, theirs[r * stride + d]);
-    float sum = 0, weight = 0;
-    for (uint32_t r = 0; r < parts; ++r) {
-      const float m = theirs[r * stride + d];
-      const float f = m == kNegativeInfinity ? 0.0f : expf(m - top);
-      sum = fmaf(theirs[r * stride + k], f, sum);
-      weight = fmaf(theirs[r * stride + d + 1], f, weight);
-    }
-    at.result.store(at.partials(first + h) + k, sum / weight); // Long mode: the workspace.
-    if (k == 0) {
-      at.result.store(at.stats(first + h), top);
-      at.result.store(at.stats(first + h) + 1, weight);
-    }
-  }
+  storeChunkStates(at, states, d, group, parts, parts * stride, stride);
   blockBarrier();
 }
 

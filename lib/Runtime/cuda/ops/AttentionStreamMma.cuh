@@ -73,10 +73,7 @@ struct StageKv {
   }
   __device__ __forceinline__ void v(const uint4 &raw, uint32_t /*c*/,
                                     float (&out)[kVector]) const {
-    const Bf16x8 b{{raw.x, raw.y, raw.z, raw.w}};
-#pragma unroll
-    for (uint32_t i = 0; i < kVector; ++i)
-      out[i] = b.at(i);
+    bf16x8Floats(raw, out);
   }
 };
 
@@ -295,26 +292,7 @@ __device__ void attendStreamedMmaJ(const AttentionTask &at, const Step &step, fl
     states[(warp * group + lane) * stride + kD + 1] = l;
   }
   blockBarrier();
-  const uint32_t first = at.g * group;
-  for (uint32_t i = threadIdx.x; i < group * kD; i += kThreads) {
-    const uint32_t h = i / kD, k = i % kD;
-    float top = kNegativeInfinity;
-    for (uint32_t x = 0; x < kWarps; ++x)
-      top = fmaxf(top, states[(x * group + h) * stride + kD]);
-    float sum = 0, weight = 0;
-    for (uint32_t x = 0; x < kWarps; ++x) {
-      const float *theirs = states + (x * group + h) * stride;
-      const float m = theirs[kD];
-      const float f = m == kNegativeInfinity ? 0.0f : expf(m - top);
-      sum = fmaf(theirs[k], f, sum);
-      weight = fmaf(theirs[kD + 1], f, weight);
-    }
-    at.result.store(at.partials(first + h) + k, sum / weight); // Long mode: the workspace.
-    if (k == 0) {
-      at.result.store(at.stats(first + h), top);
-      at.result.store(at.stats(first + h) + 1, weight);
-    }
-  }
+  storeChunkStates(at, states, kD, group, kWarps, stride, group * stride);
   blockBarrier();
 }
 
