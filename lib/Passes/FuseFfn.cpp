@@ -22,7 +22,7 @@
 // in shared memory beside the weight stream's ring and the worker's schedule.
 // Where that does not fit, the pass narrows the module's ring by whole stages,
 // down to the target's stream_min_ring_bytes, until it does (Llama 3.1 8B's
-// 14,336 units, 57 KB, fit beside 4 of the H200's 5 stages of 32 KB): the
+// 14,336 units, 57 KB, fit beside 5 stages of 32 KB on the H200, not 6): the
 // ring is one per plan, so every later pass and the plan stream from the
 // narrower ring. Where even that does not fit, the pair becomes partials as
 // above.
@@ -40,8 +40,8 @@ namespace {
 
 /// Whether `down`, as the Gemv of the GateUp form, fits a worker of the
 /// target: its largest task's shared memory (WorkerLayout.h), the ring, and
-/// the schedule of a worker with one task per stage of `m` (a bound: a stage
-/// has at most one task per worker unless it has more tasks than workers).
+/// the schedule's barrier kinds for a wave per stage of `m` (a bound: the
+/// plan's waves are its stages).
 bool downFits(const Module &m, const Stage &down) {
   const Target &t = m.target;
   const plan::StreamConfig st = t.streamConfig();
@@ -52,8 +52,7 @@ bool downFits(const Module &m, const Stage &down) {
   const uint64_t scratch =
       uint64_t(plan::sharedFloatsFor(largest, t.threadsPerWorker, st.rowPartBytes)) *
       sizeof(float);
-  const uint32_t stages = uint32_t(m.stages.size());
-  const uint64_t schedule = plan::scheduleLayout(stages, stages).bytes;
+  const uint64_t schedule = plan::scheduleBytesFor(uint32_t(m.stages.size()));
   return scratch + st.ringFootprint() + schedule <= t.sharedBytesPerWorker;
 }
 

@@ -110,7 +110,7 @@ uint32_t mostTasksPerWorker(const Plan &plan) {
 }
 
 uint32_t scheduleBytes(const Plan &plan) {
-  return scheduleLayout(mostTasksPerWorker(plan), uint32_t(plan.waves.size())).bytes;
+  return scheduleBytesFor(uint32_t(plan.waves.size()));
 }
 
 WorkerSharedBytes workerSharedBytes(const Plan &plan) {

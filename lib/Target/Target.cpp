@@ -87,8 +87,9 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   t.streamHandOffInFlightBytes = stream ? t.streamStageBytes : 0;
   // fuse-ffn may narrow the ring to 4 stages for a GateUp down projection
   // that fits beside them: on the H200 the 8B's step 7.7% faster at context 1
-  // and 7.7% at 4,096 (5 stages left it partials); the 1B, which fits beside
-  // 5, keeps them (4 cost it 3%; docs/PERFORMANCE.md, step 21).
+  // and 7.7% at 4,096 than partials beside 5 stages; the 1B, which fit beside
+  // 5, kept them (4 cost it 3%; docs/PERFORMANCE.md, step 21). Since its task
+  // records left the worker's shared memory (step 31), the 8B fits beside 5.
   t.streamMinRingBytes = stream ? std::min(t.streamRingBytes, 4 * t.streamStageBytes) : 0;
   // Tagged hand-offs: the 1B's step 3.2% faster than grid barriers at
   // context 1 (docs/PERFORMANCE.md, step 8). The Plain worker keeps the

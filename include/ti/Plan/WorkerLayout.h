@@ -26,12 +26,14 @@
 // inputs besides the task are the worker's thread count and the plan's row
 // part (Execution.h).
 //
-// Before that array, each worker keeps its schedule: its task records and the
-// waves' barrier kinds, copied from global memory once per launch, so that
-// the token loop and the ops read them from shared memory. Read through L2
-// they cost a dependent round trip at every task and every wave's end, each
-// behind the weight stream's bulk copies in flight on the same SM
-// (docs/PERFORMANCE.md measured 0.5 µs per task record).
+// Before that array, each worker keeps the waves' barrier kinds, a byte a
+// wave, copied from global memory once per launch. Its task records come
+// through a window of a few slots in static shared memory, each fetched two
+// tasks ahead (lib/Runtime/cuda/Schedule.cuh): read through L2 at each use
+// they cost a dependent round trip at every task, behind the weight stream's
+// bulk copies (docs/PERFORMANCE.md measured 0.5 us per task record), and a
+// copy of the whole schedule took 10 KB (Llama 3.2 1B) to 20 KB (Llama 3.1
+// 8B) of what the weight stream's ring can use.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_PLAN_WORKERLAYOUT_H
@@ -59,17 +61,10 @@ constexpr uint32_t kReduceStagedFloats = 8192;
 /// Rounds a float count up to a 16-byte boundary.
 TI_HOST_DEVICE constexpr uint32_t alignFloats(uint32_t n) { return (n + 3u) & ~3u; }
 
-/// A worker's schedule in shared memory: `tasks` task records, then one
-/// plan::BarrierKind byte per wave of `waves`; its size rounded up to 16 bytes
-/// (the tasks' array follows it).
-struct ScheduleLayout {
-  uint32_t barriersAt, bytes;
-};
-TI_HOST_DEVICE constexpr ScheduleLayout scheduleLayout(uint32_t tasks, uint32_t waves) {
-  const uint32_t barriersAt = tasks * uint32_t(sizeof(TaskRecord));
-  return ScheduleLayout{barriersAt, (barriersAt + waves + 15u) & ~15u};
-}
-static_assert(sizeof(TaskRecord) % 8 == 0, "the schedule is copied in 8-byte words");
+/// A worker's schedule in dynamic shared memory: one plan::BarrierKind byte
+/// per wave of `waves`, rounded up to 16 bytes (the tasks' array follows it).
+/// (Its task records' window is in static shared memory.)
+TI_HOST_DEVICE constexpr uint32_t scheduleBytesFor(uint32_t waves) { return (waves + 15u) & ~15u; }
 
 /// FfnPartial's down projection: `groups` sets of threads each sum every
 /// groups-th unit into 8 columns per thread, then the sets are added in order.

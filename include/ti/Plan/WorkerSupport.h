@@ -46,8 +46,8 @@ struct WorkerProblem {
 /// worker).
 uint32_t mostTasksPerWorker(const Plan &plan);
 
-/// The bytes of shared memory every worker reserves for its schedule
-/// (WorkerLayout.h): room for the most tasks any worker of `plan` runs.
+/// The bytes of dynamic shared memory every worker reserves for its schedule
+/// (WorkerLayout.h): the barrier kinds of the plan's waves.
 uint32_t scheduleBytes(const Plan &plan);
 
 /// The dynamic shared memory a worker of `plan` takes, by region: its weight

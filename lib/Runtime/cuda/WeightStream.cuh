@@ -33,6 +33,7 @@
 #define TI_LIB_RUNTIME_CUDA_WEIGHTSTREAM_CUH
 
 #include "Config.cuh"
+#include "Schedule.cuh"
 #include "Sync.cuh"
 
 #include "ti/Plan/AttentionLayout.h"
@@ -280,29 +281,45 @@ public:
         evictFirst_(evictFirst), policy_(evictFirst ? evictFirstPolicy() : 0), stop_(stop),
         consumerWave_(consumerWave), kv_(kv) {}
 
-  __device__ void run(const plan::TaskRecord *tasks, uint32_t count, uint32_t waves,
-                      int32_t steps) {
-    for (int32_t step = 0; step < steps; ++step)
-      for (uint32_t i = 0; i < count; ++i) {
-        const uint32_t wave = uint32_t(step) * waves + tasks[i].wave;
-        if (tasks[i].flags & plan::kFlagStreamKv) {
-          if (!fillKv(tasks[i], step, waves, wave))
-            return drain();
-          continue;
-        }
-        const uint32_t segments =
-            plan::streamSegmentCount(static_cast<plan::Opcode>(tasks[i].opcode));
-        const bool tiled = tasks[i].flags & plan::kFlagTiledWeights;
-        for (uint32_t k = 0; k < segments; ++k) {
-          const plan::StreamSegment seg = plan::streamSegment(tasks[i], k);
-          if (!(tiled ? fillTiled(seg, wave) : fill(seg, wave)))
-            return drain();
-        }
-      }
+  /// `tasks`: the worker's `count` records in global memory, read through a
+  /// window of the producer's own in `slots` (Schedule.cuh).
+  __device__ void run(const plan::TaskRecord *tasks, uint32_t count, WindowSlots &slots,
+                      uint32_t waves, int32_t steps) {
+    ScheduleWindow<true> window(tasks, count, slots);
+    window.prime();
+    fillSteps(window, count, waves, steps);
+    window.finish();
     drain();
   }
 
 private:
+  /// Every task's streamed segments, every step; false once stopped.
+  __device__ bool fillSteps(ScheduleWindow<true> &window, uint32_t count, uint32_t waves,
+                            int32_t steps) {
+    uint32_t k = 0; // Tasks begun: record k is the window's.
+    for (int32_t step = 0; step < steps; ++step)
+      for (uint32_t i = 0; i < count; ++i, ++k) {
+        if (k > 0)
+          window.endTask(); // Record k has landed.
+        window.beginTask(k);
+        const plan::TaskRecord &t = window.at(k);
+        const uint32_t wave = uint32_t(step) * waves + t.wave;
+        if (t.flags & plan::kFlagStreamKv) {
+          if (!fillKv(t, step, waves, wave))
+            return false;
+          continue;
+        }
+        const uint32_t segments = plan::streamSegmentCount(static_cast<plan::Opcode>(t.opcode));
+        const bool tiled = t.flags & plan::kFlagTiledWeights;
+        for (uint32_t j = 0; j < segments; ++j) {
+          const plan::StreamSegment seg = plan::streamSegment(t, j);
+          if (!(tiled ? fillTiled(seg, wave) : fill(seg, wave)))
+            return false;
+        }
+      }
+    return true;
+  }
+
   /// Waits for phase `parity` of `barrier`, or returns false once stopped.
   __device__ bool waitUnlessStopped(StageBarrier &barrier, uint32_t parity) {
     while (!barrier.tryWait(parity))

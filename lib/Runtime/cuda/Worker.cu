@@ -14,8 +14,9 @@
 //    with a block barrier between, then the wave's barrier: None, Tagged (no
 //    barrier: the readers wait for the tagged values, Sync.cuh), Grid, or
 //    GridIfLong (a grid barrier only when ctx = pos + 1 > split context).
-//    The records and the barrier kinds come from the worker's schedule, the
-//    copy in shared memory that every launch starts by making (WorkerLayout.h).
+//    The barrier kinds come from the worker's schedule, the copy in shared
+//    memory that every launch starts by making (WorkerLayout.h), the records
+//    from a window in shared memory fetched two tasks ahead (Schedule.cuh).
 // 3. A step ends with a grid barrier (the plan's last wave has one; if it did
 //    not, the loop adds it), so the next selection sees every candidate.
 //
@@ -37,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 #include "Config.cuh"
 #include "KernelArgs.h"
+#include "Schedule.cuh"
 #include "Sync.cuh"
 #include "WeightStream.cuh"
 #include "ops/Attention.cuh"
@@ -132,27 +134,13 @@ __device__ int32_t selectStep(const KernelArgs &a, int32_t s, int32_t *broadcast
   return *broadcast;
 }
 
-/// The worker's schedule in shared memory (WorkerLayout.h): its tasks'
-/// records, [0, count), and the waves' barrier kinds.
-struct Schedule {
-  const plan::TaskRecord *tasks;
-  uint32_t count;
-  const uint8_t *barriers; // plan::BarrierKind, [waveCount]
-};
-
-/// Copies worker blockIdx.x's tasks [first, last) and the waves' barrier kinds
-/// to `at` (every thread of the block takes every blockDim.x-th word, so the
-/// loads are in flight together); a block barrier must follow before use.
-__device__ Schedule loadSchedule(const KernelArgs &a, uint32_t first, uint32_t last, uint8_t *at) {
-  const plan::ScheduleLayout layout = plan::scheduleLayout(last - first, a.waveCount);
-  const auto *src = reinterpret_cast<const uint64_t *>(a.tasks + first);
-  auto *dst = reinterpret_cast<uint64_t *>(at);
-  for (uint32_t i = threadIdx.x; i < layout.barriersAt / 8; i += blockDim.x)
-    dst[i] = src[i];
+/// Copies the waves' barrier kinds (plan::BarrierKind, [waveCount]) to `at`,
+/// the worker's schedule in dynamic shared memory (WorkerLayout.h); a block
+/// barrier must follow before use.
+__device__ const uint8_t *loadBarrierKinds(const KernelArgs &a, uint8_t *at) {
   for (uint32_t i = threadIdx.x; i < a.waveCount; i += blockDim.x)
-    at[layout.barriersAt + i] = a.waveBarriers[i];
-  return Schedule{reinterpret_cast<const plan::TaskRecord *>(at), last - first,
-                  at + layout.barriersAt};
+    at[i] = a.waveBarriers[i];
+  return at;
 }
 
 #if TI_WORKER_STREAM
@@ -181,7 +169,9 @@ struct StaticShared {
   StageBarrier full[kMaxStreamStages], empty[kMaxStreamStages];
   ConsumerSignal stop;
   ConsumerWave wave;
+  WindowSlots producerWindow; // The producer's task records (Schedule.cuh).
 #endif
+  WindowSlots window; // The consumers' task records (Schedule.cuh).
   float warpSum[kWarps]; // Block reductions.
   int32_t token;         // The step's token, from thread 0.
   uint32_t arrivals;     // The grid barrier's (thread 0 only).
@@ -247,7 +237,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
                         plan::kStreamRingAlignment);
   const Ring ring{ringBytes, shared.full, shared.empty, a.stageBytes, a.stages};
   uint8_t *scheduleAt = ring.end();
-  const Schedule schedule = loadSchedule(a, first, last, scheduleAt);
+  const uint8_t *barrierKinds = loadBarrierKinds(a, scheduleAt);
+  ScheduleWindow<false> window(a.tasks + first, last - first, shared.window);
+  window.prime();
   if (threadIdx.x == 0) {
     for (uint32_t i = 0; i < a.stages; ++i) {
       shared.full[i].init(1);
@@ -262,7 +254,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   if (computeOnly)
     for (uint32_t i = threadIdx.x; i < ring.stageBytes * ring.count / 16; i += blockDim.x)
       reinterpret_cast<uint4 *>(ring.stages)[i] = uint4{};
-  // The whole block, the only time: the barriers and the schedule are ready.
+  // The whole block, the only time: the barriers, the schedule and the
+  // window's first record are ready.
   __syncthreads();
   if (threadIdx.x >= kThreads) {
     releaseProducerRegisters();
@@ -271,14 +264,17 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
                      a.copiesEvictFirst != 0, shared.stop, shared.wave,
                      WeightProducer::KvStreamArgs{a.arena, a.maxContext, a.splitContext,
                                                   a.streamKvContext, a.launch.startPos})
-          .run(schedule.tasks, schedule.count, a.waveCount, a.launch.maxSteps);
+          .run(a.tasks + first, last - first, shared.producerWindow, a.waveCount,
+               a.launch.maxSteps);
     return;
   }
   claimConsumerRegisters();
   WeightStream ws(a.weights, ring, a.rowPartBytes, !computeOnly);
 #else
   uint8_t *scheduleAt = reinterpret_cast<uint8_t *>(dynamicShared);
-  const Schedule schedule = loadSchedule(a, first, last, scheduleAt);
+  const uint8_t *barrierKinds = loadBarrierKinds(a, scheduleAt);
+  ScheduleWindow<false> window(a.tasks + first, last - first, shared.window);
+  window.prime();
   blockBarrier();
   WeightStream ws(a.weights);
 #endif
@@ -291,6 +287,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   const bool barriers = mode == WorkerMode::Full;
   const bool runTasks = !(kStreamed && mode == WorkerMode::StreamOnly);
 
+  uint32_t k = 0; // Tasks begun in the launch: record k is the window's.
   for (int32_t s = 0;; ++s) {
     Tracer<kTraced> trace(a, s, shared.traceBegan, shared.traceCount);
     trace.begin();
@@ -302,7 +299,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     const Step step{a.launch.startPos + s, ctx > a.splitContext,
                     plan::streamsKvAt(ctx, a.splitContext, a.streamKvContext),
                     StepTag{plan::stepTag(a.tagBase, s), barriers}};
-    uint32_t next = 0; // Into the schedule's tasks.
+    uint32_t next = 0; // Into the worker's tasks.
     bool closed = false; // The last barrier of the step was a grid barrier.
     for (uint32_t wave = 0; wave < a.waveCount; ++wave) {
 #if TI_WORKER_STREAM
@@ -313,27 +310,30 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         // once they are: 1.2% faster at context 1 than at its start,
         // docs/PERFORMANCE.md, step 8).
         // A barrier in long steps only hands off by tags in short ones.
-        const auto before = wave > 0 ? static_cast<plan::BarrierKind>(schedule.barriers[wave - 1])
+        const auto before = wave > 0 ? static_cast<plan::BarrierKind>(barrierKinds[wave - 1])
                                      : plan::BarrierKind::None;
         const bool tagged = before == plan::BarrierKind::Tagged ||
                             (before == plan::BarrierKind::GridIfLong && !step.longMode);
         ws.beginWave(shared.wave, uint32_t(s) * a.waveCount + wave, !(tagged && barriers));
       }
 #endif
-      for (; next < schedule.count && schedule.tasks[next].wave == wave; ++next) {
+      for (; next < last - first && window.at(k).wave == wave; ++next, ++k) {
+        const plan::TaskRecord &t = window.at(k);
+        window.beginTask(k);
         trace.begin();
         if (runTasks)
-          runTask(a, schedule.tasks[next], step, ws, scratch);
+          runTask(a, t, step, ws, scratch);
 #if TI_WORKER_STREAM
-        else if (plan::streamsKvRows(schedule.tasks[next].flags, step.streamKv))
-          skipStreamedKv(schedule.tasks[next], step, ws);
+        else if (plan::streamsKvRows(t.flags, step.streamKv))
+          skipStreamedKv(t, step, ws);
         else
-          ws.skip(schedule.tasks[next]);
+          ws.skip(t);
 #endif
-        blockBarrier(); // The next task reuses the shared memory.
+        window.endTask();
+        blockBarrier(); // The next task reuses the shared memory; its record has landed.
         trace.end(TraceKind::Task, first + next);
       }
-      const auto kind = static_cast<plan::BarrierKind>(schedule.barriers[wave]);
+      const auto kind = static_cast<plan::BarrierKind>(barrierKinds[wave]);
       closed = barriers && (kind == plan::BarrierKind::Grid ||
                             (kind == plan::BarrierKind::GridIfLong && step.longMode));
       if (closed) {
@@ -349,6 +349,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     }
     trace.finish();
   }
+  window.finish();
 #if TI_WORKER_STREAM
   if (threadIdx.x == 0)
     shared.stop.raise();
