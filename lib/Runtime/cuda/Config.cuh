@@ -11,9 +11,11 @@
 // from the target (ti/Target/Target.h) and refuses plans beyond them.
 //
 // Shared memory of one worker:
-//   static   the block reductions' per-warp slots, the step's token (Worker.cu,
-//            ops/Common.cuh): kStaticSharedBytes at most;
-//   dynamic  the Stream worker's ring, the worker's schedule, then one float
+//   static   the block reductions' per-warp slots, the step's token, the task
+//            records' windows (Worker.cu, ops/Common.cuh, Schedule.cuh), the
+//            Stream worker's ring barriers: kStaticSharedBytes at most;
+//   dynamic  the Stream worker's ring, the worker's schedule (the waves'
+//            barrier kinds), then one float
 //            array reused by every task, laid out as ti/Plan/WorkerLayout.h
 //            says for this worker's kThreads.
 //

@@ -48,8 +48,9 @@ struct KernelArgs {
   uint32_t rowPartBytes;          // Longer streamed rows are cut into parts (0: whole).
   uint32_t copiesEvictFirst;      // The copies' L2 policy (StreamConfig::copiesEvictFirst).
 
-  // The worker's schedule (its task records and the waves' barrier kinds) in
-  // shared memory, before the tasks' scratch (WorkerLayout.h): its bytes.
+  // The worker's schedule (the waves' barrier kinds; its task records come
+  // through a window in static shared memory, Schedule.cuh) in dynamic shared
+  // memory, before the tasks' scratch (WorkerLayout.h): its bytes.
   uint32_t scheduleBytes;
 
   uint32_t maxContext;   // Rows of every K/V cache (the workspaces' row length).

@@ -24,7 +24,7 @@
 // 3. Each of the record's kRecordWords 8-byte words is copied by one thread
 //    (threads 0 .. kRecordWords - 1 of the consumers, each with its own copy
 //    groups) and made visible to the others by the block barrier after its
-//    wait. The producer (one thread, WeightStream.cuh) runs the same window
+//    wait (Sync.cuh: copyWordAsync, waitCopies). The producer (one thread, WeightStream.cuh) runs the same window
 //    over its own slots, copying every word itself.
 // The waves' barrier kinds (a byte a wave) stay in dynamic shared memory
 // (WorkerLayout.h: scheduleBytesFor).
@@ -34,15 +34,15 @@
 #define TI_LIB_RUNTIME_CUDA_SCHEDULE_CUH
 
 #include "Config.cuh"
+#include "Sync.cuh"
 
 #include "ti/Plan/TaskRecord.h"
 
-#include <cuda_pipeline.h>
 
 TI_WORKER_NAMESPACE_BEGIN
 
-/// Slots of a window: the record running, the next (landed), the one after
-/// (in flight).
+/// Slots of a window: the record running, the next and the one after (their
+/// copies in flight until the end of the running task and the next).
 constexpr uint32_t kWindowSlots = 3;
 constexpr uint32_t kRecordWords = sizeof(plan::TaskRecord) / 8;
 static_assert(sizeof(plan::TaskRecord) % 8 == 0, "a record is copied in 8-byte words");
@@ -81,14 +81,14 @@ public:
   /// (every copy group of this thread but the newest).
   __device__ void endTask() {
     if (copies())
-      __pipeline_wait_prior(1);
+      waitCopies<1>();
   }
 
   /// Before the thread exits: none of its copies is still in flight (the
   /// block's shared memory must outlive them).
   __device__ void finish() {
     if (copies())
-      __pipeline_wait_prior(0);
+      waitCopies<0>();
   }
 
 private:
@@ -103,11 +103,11 @@ private:
     if (kAllWords) {
 #pragma unroll
       for (uint32_t w = 0; w < kRecordWords; ++w)
-        __pipeline_memcpy_async(dst + w, src + w, sizeof(uint64_t));
+        copyWordAsync(dst + w, src + w);
     } else {
-      __pipeline_memcpy_async(dst + threadIdx.x, src + threadIdx.x, sizeof(uint64_t));
+      copyWordAsync(dst + threadIdx.x, src + threadIdx.x);
     }
-    __pipeline_commit();
+    commitCopies();
   }
 
   const plan::TaskRecord *tasks_;

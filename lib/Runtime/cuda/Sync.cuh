@@ -50,6 +50,13 @@
 // orders nothing but itself (the plan verifier puts grid barriers wherever
 // anything else must be ordered).
 //
+// The task records' window (Schedule.cuh) copies words from global to shared
+// memory with `cp.async`: each thread's copies form groups, and once the
+// thread has waited for a group (cp.async.wait_group) its words are visible
+// to it; a block barrier after the wait passes them on to the block. The
+// wait carries a memory clobber, so that no read of shared memory moves
+// above it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_SYNC_CUH
 #define TI_LIB_RUNTIME_CUDA_SYNC_CUH
@@ -331,6 +338,22 @@ private:
   uint32_t *counter_;
   uint32_t *arrivals_; // Shared memory: arrivals that completed the last barrier.
 };
+
+/// An 8-byte copy from global `src` to shared `dst` that holds no register
+/// while it flies, in the calling thread's open copy group.
+__device__ __forceinline__ void copyWordAsync(uint64_t *dst, const uint64_t *src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(
+                   static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+               "l"(__cvta_generic_to_global(src))
+               : "memory");
+}
+/// Closes the calling thread's open copy group.
+__device__ __forceinline__ void commitCopies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+/// Every copy group of the calling thread but the newest kPending has landed
+/// and is visible to it.
+template <int kPending> __device__ __forceinline__ void waitCopies() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
 
 TI_WORKER_NAMESPACE_END
 
