@@ -228,6 +228,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   extern __shared__ float4 dynamicShared[];
   __shared__ StaticShared shared;
   const uint32_t first = a.workerBegin[blockIdx.x], last = a.workerBegin[blockIdx.x + 1];
+  // The first records' copies go out before anything else the block sets up.
+  ScheduleWindow<false> window(a.tasks + first, last - first, shared.window);
+  window.prime();
 #if TI_WORKER_STREAM
   // The ring at the first kStreamRingAlignment boundary of the dynamic
   // shared memory (the executor allocates the slack: ringFootprint()).
@@ -238,8 +241,6 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   const Ring ring{ringBytes, shared.full, shared.empty, a.stageBytes, a.stages};
   uint8_t *scheduleAt = ring.end();
   const uint8_t *barrierKinds = loadBarrierKinds(a, scheduleAt);
-  ScheduleWindow<false> window(a.tasks + first, last - first, shared.window);
-  window.prime();
   if (threadIdx.x == 0) {
     for (uint32_t i = 0; i < a.stages; ++i) {
       shared.full[i].init(1);
@@ -273,8 +274,6 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
 #else
   uint8_t *scheduleAt = reinterpret_cast<uint8_t *>(dynamicShared);
   const uint8_t *barrierKinds = loadBarrierKinds(a, scheduleAt);
-  ScheduleWindow<false> window(a.tasks + first, last - first, shared.window);
-  window.prime();
   blockBarrier();
   WeightStream ws(a.weights);
 #endif
