@@ -258,6 +258,13 @@ __device__ __forceinline__ bool hasTags(ulonglong2 v, StepTag step) {
   return plan::tagOf(v.x) == step.tag && plan::tagOf(v.y) == step.tag;
 }
 
+/// The pair at `at`, loaded as v, once both its values carry the step's tag.
+__device__ __forceinline__ ulonglong2 waitForTags(const uint64_t *at, ulonglong2 v, StepTag step) {
+  while (step.wait && !hasTags(v, step))
+    v = loadRelaxedPair(at);
+  return v;
+}
+
 /// The tagged pairs at pairAt(j), j < count <= B (16-byte aligned), once each
 /// carries the step's tag: all loads issued before any tag is looked at,
 /// every late pair reloaded in each round (reloading one late pair after

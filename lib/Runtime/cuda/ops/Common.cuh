@@ -111,6 +111,19 @@ public:
     for (uint32_t j = 0; j < B; ++j)
       x[j] = *reinterpret_cast<const float2 *>(plain() + i[j]);
   }
+  /// The pair at element i (even) issued, not waited for: finishPair(i,
+  /// issued) gives its values, so that other loads can be in flight meanwhile.
+  __device__ __forceinline__ ulonglong2 issuePair(uint64_t i) const {
+    if (tagged_)
+      return loadRelaxedPair(tagged() + i);
+    const float2 v = *reinterpret_cast<const float2 *>(plain() + i);
+    return ulonglong2{__float_as_uint(v.x), __float_as_uint(v.y)};
+  }
+  __device__ __forceinline__ float2 finishPair(uint64_t i, ulonglong2 issued) const {
+    if (tagged_)
+      issued = waitForTags(tagged() + i, issued, tag_);
+    return float2{plan::valueOf(issued.x), plan::valueOf(issued.y)};
+  }
   __device__ __forceinline__ float load1(uint64_t i) const { return finish(i, issue(i)); }
   /// Element i's load issued, not waited for: finish(i, issued) gives its
   /// value, so that other loads can be in flight meanwhile.

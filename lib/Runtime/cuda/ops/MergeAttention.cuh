@@ -11,12 +11,16 @@
 //    round issued together (F32In::loadPairs): tagged ones are re-polled in
 //    that round, so that the copy ends about one round trip after the last
 //    chunk lands (one chunk after another, the tagged merge took a round
-//    trip a chunk, step 8).
-// 2. Thread i folds value i of its head over the chunks in chunk order, the
-//    largest max so far the reference, earlier sums rescaled when it grows
-//    (the operations and their order the output projection's merge had, so
-//    the values are the same bits), and writes it to the output, tagged
-//    where the plan tags it.
+//    trip a chunk, step 8). In the stream worker a thread's pair of
+//    statistics is issued before its partials and waited for after them (in
+//    a round of its own, it took one more round trip: step 30).
+// 2. Thread i takes value i of its head: the largest of the chunks' maxima
+//    m, then each chunk's weight l_c * exp(m_c - m) (independent of one
+//    another, so their exps overlap) and the weighted sum of the chunk's
+//    partials over the sum of the weights, in chunk order; the result goes
+//    to the output, tagged where the plan tags it. (The running form, which
+//    rescaled the sums whenever the maximum grew, chained 16 exps and loads
+//    in a row: about 0.7 us of the 1B's merge task.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_MERGEATTENTION_CUH
@@ -26,10 +30,10 @@
 
 TI_WORKER_NAMESPACE_BEGIN
 
-/// Step 1 for one kind of row: `rows` rows of `columns` pairs, row c's pair
-/// r at element first + c * rowStride + 2r of `in`, into dst[c][2 * columns]
-/// (shared memory). With fewer columns than threads, the spare threads take
-/// other rows of the same columns, so that every thread has loads in flight.
+/// `rows` rows of `columns` pairs, row c's pair r at element first + c *
+/// rowStride + 2r of `in`, into dst[c][2 * columns] (shared memory). With
+/// fewer columns than threads, the spare threads take other rows of the same
+/// columns, so that every thread has loads in flight.
 __device__ __forceinline__ void stageRows(const F32In &in, uint64_t first, uint32_t columns,
                                           uint64_t rowStride, uint32_t rows, float *dst) {
   // Pairs a thread has in flight together: the Plain worker's 64 registers
@@ -52,6 +56,34 @@ __device__ __forceinline__ void stageRows(const F32In &in, uint64_t first, uint3
   }
 }
 
+/// Step 1: chunk c's partials of the task's `values` (heads x headDim from
+/// head h0) into parts[c][values] and its (max, sum) of each head into
+/// stats[c][heads] (pairs): thread i's pair of statistics (i < chunks x
+/// heads) issued before its partials' rounds and waited for after them.
+__device__ __forceinline__ void stageChunks(const F32In &in, const plan::AttentionWorkspace &layout,
+                                           uint32_t h0, uint32_t values, uint32_t heads,
+                                           uint32_t chunks, float *parts, float *stats) {
+  if constexpr (!kStreamed) {
+    // The plain worker's 64 registers do not hold the early pair beside a
+    // round (12 bytes spilled): its statistics take a round of their own.
+    stageRows(in, layout.partials(0, h0), values / 2, layout.partials(1, 0), chunks, parts);
+    stageRows(in, layout.stats(0, h0), heads, layout.statsStride(), chunks, stats);
+    return;
+  }
+  const uint32_t i = threadIdx.x;
+  const bool hasStats = i < chunks * heads;
+  const uint64_t statsAt = layout.stats(i / heads, h0 + i % heads);
+  const ulonglong2 issued = hasStats ? in.issuePair(statsAt) : ulonglong2{};
+  stageRows(in, layout.partials(0, h0), values / 2, layout.partials(1, 0), chunks, parts);
+  if (hasStats) // Stats pair i is chunk i / heads's of head i mod heads.
+    reinterpret_cast<float2 *>(stats)[i] = in.finishPair(statsAt, issued);
+  // (A thread's stats past kThreads pairs: a second round, as stageRows's.)
+  for (uint32_t k = i + kThreads; k < chunks * heads; k += kThreads) {
+    const uint64_t at = layout.stats(k / heads, h0 + k % heads);
+    reinterpret_cast<float2 *>(stats)[k] = in.finishPair(at, in.issuePair(at));
+  }
+}
+
 __device__ void runMergeAttention(const KernelArgs &a, const plan::TaskRecord &t,
                                   const Step &step, WeightStream &ws, const Scratch &s) {
   if (!step.longMode) {
@@ -65,24 +97,24 @@ __device__ void runMergeAttention(const KernelArgs &a, const plan::TaskRecord &t
   const F32In in = in0(a, t, step);
   float *parts = s.floats;                     // [chunks][values]
   float *stats = s.floats + chunks * values;   // [chunks][heads][2]: (max, sum)
-  stageRows(in, layout.partials(0, h0), values / 2, layout.partials(1, 0), chunks, parts);
-  stageRows(in, layout.stats(0, h0), heads, layout.statsStride(), chunks, stats);
+  stageChunks(in, layout, h0, values, heads, chunks, parts, stats);
   blockBarrier();
   ws.inputsReady();
   const F32Out y = out0(a, t, step);
 #pragma unroll 1
   for (uint32_t i = threadIdx.x; i < values; i += kThreads) {
-    const uint32_t h = i / d;
-    float m = kNegativeInfinity, l = 0, x = 0;
-#pragma unroll 1
+    const float2 *st = reinterpret_cast<const float2 *>(stats) + i / d; // Chunk c's: st[c * heads].
+    float top = kNegativeInfinity;
+#pragma unroll 8
+    for (uint32_t c = 0; c < chunks; ++c)
+      top = fmaxf(top, st[c * heads].x);
+    float l = 0, x = 0;
+#pragma unroll 4
     for (uint32_t c = 0; c < chunks; ++c) {
-      const float2 st = reinterpret_cast<const float2 *>(stats + c * 2 * heads)[h];
-      const float top = fmaxf(m, st.x);
-      const float mine = expf(m - top); // 0 for the first chunk (m = -inf).
-      const float other = st.y * expf(st.x - top);
-      l = fmaf(l, mine, other);
-      x = fmaf(other, parts[c * values + i], x * mine);
-      m = top;
+      const float2 mc = st[c * heads];
+      const float f = mc.x == kNegativeInfinity ? 0.0f : mc.y * expf(mc.x - top); // Empty: 0.
+      l += f;
+      x = fmaf(f, parts[c * values + i], x);
     }
     y.store(t.rowBegin + i, x / l);
   }
