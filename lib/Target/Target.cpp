@@ -89,7 +89,9 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // that fits beside them: on the H200 the 8B's step 7.7% faster at context 1
   // and 7.7% at 4,096 than partials beside 5 stages; the 1B, which fit beside
   // 5, kept them (4 cost it 3%; docs/PERFORMANCE.md, step 21). Since its task
-  // records left the worker's shared memory (step 31), the 8B fits beside 5.
+  // records left the worker's shared memory (step 31), the 8B fits beside 5
+  // of the default 6 (on an H100 1.5% faster at context 1 and 2.2% at 4,096
+  // than beside 4).
   t.streamMinRingBytes = stream ? std::min(t.streamRingBytes, 4 * t.streamStageBytes) : 0;
   // Tagged hand-offs: the 1B's step 3.2% faster than grid barriers at
   // context 1 (docs/PERFORMANCE.md, step 8). The Plain worker keeps the

@@ -176,7 +176,7 @@ TEST(Target, BadStreamShapesAreOneLine) {
             "x.json: \"stream_ring_bytes\" must hold at least two stages");
   EXPECT_EQ(parse(R"("stream_min_ring_bytes": 32768)"),
             "x.json: \"stream_min_ring_bytes\" must be 0 or from two stages to \"stream_ring_bytes\"");
-  EXPECT_EQ(parse(R"("stream_min_ring_bytes": 196608)"),
+  EXPECT_EQ(parse(R"("stream_min_ring_bytes": 229376)"),
             "x.json: \"stream_min_ring_bytes\" must be 0 or from two stages to \"stream_ring_bytes\"");
   EXPECT_EQ(parse(R"("stream_min_ring_bytes": 65536)"), "ok");
   EXPECT_EQ(parse(R"("stream_in_flight_bytes": 1000)"),
