@@ -8,7 +8,12 @@
 //    its opcode, each with its own stage's attention geometry where its opcode
 //    uses one (layers may differ); then sorted by (worker, wave) for the
 //    executors.
-// 5. What the target's worker can run (WorkerSupport.h): a stage whose tasks
+// 5. The ring's depth where the tasks need the room: with a target that lets
+//    the ring narrow (stream_min_ring_bytes), a stage at a time until the
+//    largest task's shared memory fits beside it (fuse-ffn did the same for a
+//    GateUp down projection before the tasks existed; this covers the rest,
+//    e.g. a wide model's FFN partials beside the default 6 stages).
+// 6. What the target's worker can run (WorkerSupport.h): a stage whose tasks
 //    ask more (too many query heads per kv head, an unsupported head_dim,
 //    more shared memory than the worker has) is refused at its graph op, once
 //    per stage.
@@ -60,6 +65,7 @@ private:
   bool modelInfo();
   bool emitStage(const Stage &s, uint16_t wave);
   /// Step 5: false after reporting what the target's worker cannot run.
+  void narrowRingForTasks();
   bool fitsTheWorker();
 
   const Module &m;
@@ -336,9 +342,23 @@ std::optional<plan::Plan> PlanBuilder::build() {
   if (std::any_of(p.tasks.begin(), p.tasks.end(),
                   [](const plan::TaskRecord &r) { return r.flags & plan::kFlagStreamKv; }))
     p.attention.streamKvContext = t.streamKvContext;
+  narrowRingForTasks();
   if (!fitsTheWorker())
     return std::nullopt;
   return std::move(p);
+}
+
+void PlanBuilder::narrowRingForTasks() {
+  plan::StreamConfig &st = p.stream;
+  if (st.model != plan::ExecutionModel::Stream || m.target.streamMinRingBytes == 0)
+    return;
+  const uint32_t least = std::max(2u, m.target.streamMinRingBytes / st.stageBytes);
+  const uint64_t room = m.target.workerLimits().sharedBytes;
+  while (st.stages > least && plan::workerSharedBytes(p).total() > room) {
+    --st.stages;
+    st.inFlightStages = std::min(st.inFlightStages, st.stages);
+    st.handOffInFlightStages = std::min(st.handOffInFlightStages, st.inFlightStages);
+  }
 }
 
 bool PlanBuilder::fitsTheWorker() {
