@@ -64,8 +64,9 @@ private:
   }
   bool modelInfo();
   bool emitStage(const Stage &s, uint16_t wave);
-  /// Step 5: false after reporting what the target's worker cannot run.
+  /// Step 5.
   void narrowRingForTasks();
+  /// Step 6: false after reporting what the target's worker cannot run.
   bool fitsTheWorker();
 
   const Module &m;
@@ -353,8 +354,10 @@ void PlanBuilder::narrowRingForTasks() {
   if (st.model != plan::ExecutionModel::Stream || m.target.streamMinRingBytes == 0)
     return;
   const uint32_t least = std::max(2u, m.target.streamMinRingBytes / st.stageBytes);
+  // The schedule and the largest task's scratch do not depend on the ring.
+  const plan::WorkerSharedBytes need = plan::workerSharedBytes(p);
   const uint64_t room = m.target.workerLimits().sharedBytes;
-  while (st.stages > least && plan::workerSharedBytes(p).total() > room) {
+  while (st.stages > least && st.ringFootprint() + need.schedule + need.scratch > room) {
     --st.stages;
     st.inFlightStages = std::min(st.inFlightStages, st.stages);
     st.handOffInFlightStages = std::min(st.handOffInFlightStages, st.inFlightStages);

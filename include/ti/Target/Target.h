@@ -78,11 +78,11 @@ struct Target {
   /// model the weight stream's shape that plan-stream plans with: the stage
   /// size, the ring's bytes and the bulk copies in flight (about 64 KB in
   /// flight per SM saturates HBM; more delays the SM's own stores and loads).
+  plan::ExecutionModel execution = plan::ExecutionModel::Plain;
+  uint32_t streamStageBytes = 32 * 1024;
   /// Six stages of 32 KB: on an H100 the 1B's step 1.7% faster at context 1
   /// and 1.2% at 4,096 than five, which was all the worker's shared memory
   /// held until the task records left it (docs/PERFORMANCE.md, step 31).
-  plan::ExecutionModel execution = plan::ExecutionModel::Plain;
-  uint32_t streamStageBytes = 32 * 1024;
   uint32_t streamRingBytes = 192 * 1024;
   /// The least ring (bytes, whole stages) that fuse-ffn may narrow the stream
   /// to so that a down projection's whole input fits beside it in the GateUp

@@ -15,9 +15,8 @@
 //            records' windows (Worker.cu, ops/Common.cuh, Schedule.cuh), the
 //            Stream worker's ring barriers: kStaticSharedBytes at most;
 //   dynamic  the Stream worker's ring, the worker's schedule (the waves'
-//            barrier kinds), then one float
-//            array reused by every task, laid out as ti/Plan/WorkerLayout.h
-//            says for this worker's kThreads.
+//            barrier kinds), then one float array reused by every task, laid
+//            out as ti/Plan/WorkerLayout.h says for this worker's kThreads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_CONFIG_CUH

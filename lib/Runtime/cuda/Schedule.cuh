@@ -24,8 +24,9 @@
 // 3. Each of the record's kRecordWords 8-byte words is copied by one thread
 //    (threads 0 .. kRecordWords - 1 of the consumers, each with its own copy
 //    groups) and made visible to the others by the block barrier after its
-//    wait (Sync.cuh: copyWordAsync, waitCopies). The producer (one thread, WeightStream.cuh) runs the same window
-//    over its own slots, copying every word itself.
+//    wait (Sync.cuh: copyWordAsync, waitCopies). The producer (one thread,
+//    WeightStream.cuh) runs the same window over its own slots, copying
+//    every word itself.
 // The waves' barrier kinds (a byte a wave) stay in dynamic shared memory
 // (WorkerLayout.h: scheduleBytesFor).
 //
@@ -37,7 +38,6 @@
 #include "Sync.cuh"
 
 #include "ti/Plan/TaskRecord.h"
-
 
 TI_WORKER_NAMESPACE_BEGIN
 
