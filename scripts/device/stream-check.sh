@@ -21,8 +21,9 @@
 #    the h200 plan in the other FFN form (`tic --ffn-form partials`, its own
 #    packed weights: the build "partials");
 #    with target files (TI_TARGET_FILES), the 1B's plan of each (this build's
-#    tools: a stage size, a ring or a walk to try) twice in full mode, each
-#    under the file's name; with variant builds (TI_VARIANTS="name=DIR ...",
+#    tools: a stage size, a ring or a walk to try) in full mode, under the
+#    file's name, in the same two rounds as this build (every plan's weights
+#    on disk until the rounds end); with variant builds (TI_VARIANTS="name=DIR ...",
 #    each DIR holding a build's tic, tipack and tirun; names without dashes),
 #    each compiles and packs its own plan and joins the rounds of full mode
 #    between the baseline and this build, under its name (a folder with a
@@ -129,6 +130,14 @@ if compile new "$bin"; then
     fail "the baseline's tools could not compile and pack the 1B"
     base=""
   fi
+  # Target files: this build's tools, each file's plan, under the file's name
+  # (without dashes: the tag's first dash ends it), in the same rounds.
+  targets=()
+  for file in ${TI_TARGET_FILES:-}; do
+    name=$(basename "$file" .json | tr -- '-.' '__')
+    if compile "$name" "$bin" --target-file "$file"; then targets+=("$name"); else
+      fail "compiling or packing the 1B for target file $file"; fi
+  done
   if [ -n "${TI_LOGIT_CHECK:-}" ]; then
     echo "== logits at context 1 against the CPU executor"
     if "$bin/tirun" "$work/new.fb" "$work/new.bin" --backend cpu --threads 16 --prompt-tokens 128000 \
@@ -148,12 +157,15 @@ if compile new "$bin"; then
       fail "the CPU executor's logits (see $out/logits-cpu.txt)"
     fi
   fi
-  if [ -n "$base" ] || [ ${#variants[@]} -gt 0 ]; then
+  if [ -n "$base" ] || [ ${#variants[@]} -gt 0 ] || [ ${#targets[@]} -gt 0 ]; then
     for round in 1 2; do
       [ -z "$base" ] || bench base "$base" full "base-full-$round"
       bench new "$bin" full "new-full-$round"
       for spec in "${variants[@]}"; do
         bench "${spec%%=*}" "${spec#*=}" full "${spec%%=*}-full-$round"
+      done
+      for name in "${targets[@]}"; do
+        bench "$name" "$bin" full "$name-full-$round"
       done
     done
   else
@@ -161,6 +173,9 @@ if compile new "$bin"; then
   fi
   for spec in "${variants[@]}"; do
     rm -f "$work/${spec%%=*}.bin"
+  done
+  for name in "${targets[@]}"; do
+    rm -f "$work/$name.bin"
   done
   bench new "$bin" no-dependencies new-no-dependencies
   bench new "$bin" stream-only new-stream-only
@@ -239,19 +254,6 @@ print((f[c] - f[1]) * c // (c - 1))" "$work/$name.json" "$c")
     done
   fi
   rm -f "$work/new.bin" "$work/base.bin"
-  for file in ${TI_TARGET_FILES:-}; do
-    # The build's name in the table: the file's, without dashes (the tag's
-    # first dash ends it).
-    name=$(basename "$file" .json | tr -- '-.' '__')
-    if compile "$name" "$bin" --target-file "$file"; then
-      for round in 1 2; do
-        bench "$name" "$bin" full "$name-full-$round"
-      done
-    else
-      fail "compiling or packing the 1B for target file $file"
-    fi
-    rm -f "$work/$name.bin"
-  done
   if [ -z "${TI_SKIP_EXTRAS:-}" ]; then
     if compile partials "$bin" --target h200 --ffn-form partials; then
       bench partials "$bin" full partials-full
