@@ -171,10 +171,7 @@ if compile new "$bin"; then
   else
     bench new "$bin" full new-full-1
   fi
-  for spec in "${variants[@]}"; do
-    rm -f "$work/${spec%%=*}.bin"
-  done
-  for name in "${targets[@]}"; do
+  for name in "${variants[@]%%=*}" "${targets[@]}"; do
     rm -f "$work/$name.bin"
   done
   bench new "$bin" no-dependencies new-no-dependencies
