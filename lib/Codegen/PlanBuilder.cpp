@@ -23,6 +23,7 @@
 
 #include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/Tagged.h"
+#include "ti/Plan/WorkerLayout.h"
 #include "ti/Plan/WorkerSupport.h"
 
 #include <algorithm>
@@ -343,6 +344,17 @@ std::optional<plan::Plan> PlanBuilder::build() {
   if (std::any_of(p.tasks.begin(), p.tasks.end(),
                   [](const plan::TaskRecord &r) { return r.flags & plan::kFlagStreamKv; }))
     p.attention.streamKvContext = t.streamKvContext;
+  // The context above which short mode streams the rows too, to score them
+  // on the tensor cores: only where every task that streams has heads that
+  // form takes (the others' streamed form was not measured against a lane a
+  // position there).
+  const auto streamsKv = [](const plan::TaskRecord &r) { return r.flags & plan::kFlagStreamKv; };
+  if (std::any_of(p.tasks.begin(), p.tasks.end(), streamsKv) &&
+      std::all_of(p.tasks.begin(), p.tasks.end(), [&](const plan::TaskRecord &r) {
+        return !streamsKv(r) ||
+               plan::streamedScoresOnTensorCores(r.geometry.headDim, r.geometry.group());
+      }))
+    p.attention.shortMmaContext = t.shortMmaContext;
   narrowRingForTasks();
   if (!fitsTheWorker())
     return std::nullopt;

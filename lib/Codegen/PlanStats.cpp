@@ -104,6 +104,9 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
         os << ", at contexts above " << thousands(p.attention.streamKvContext);
       os << "\n";
     }
+    if (p.attention.shortMmaContext)
+      os << "  short-mode attention on the tensor cores at contexts above "
+         << thousands(p.attention.shortMmaContext) << " (short_mma_context)\n";
   }
   const WorkerSharedBytes shared = workerSharedBytes(p);
   os << "  shared memory per worker: " << thousands(shared.total()) << " bytes (ring "

@@ -132,7 +132,8 @@ std::string ti::plan::serializePlan(const Plan &plan) {
   auto model = writeModel(b, plan.model);
   auto target = writeTarget(b, plan.target);
   auto attention = fb::CreateAttentionConfig(b, plan.attention.splitContext,
-                                             plan.attention.streamKvContext);
+                                             plan.attention.streamKvContext,
+                                             plan.attention.shortMmaContext);
   std::vector<Offset<fb::PackedTensor>> weights;
   for (const PackedTensor &t : plan.weights)
     weights.push_back(writeTensor(b, t));
@@ -342,6 +343,7 @@ Status PlanReader::read(const fb::Plan &in, Plan &out) {
   TI_RETURN_IF_ERROR(chargeTable());
   out.attention.splitContext = in.attention()->split_context();
   out.attention.streamKvContext = in.attention()->stream_kv_context();
+  out.attention.shortMmaContext = in.attention()->short_mma_context();
   if (const fb::StreamConfig *stream = in.stream()) {
     TI_RETURN_IF_ERROR(chargeTable());
     auto model = static_cast<unsigned>(stream->model());

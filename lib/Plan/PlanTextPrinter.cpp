@@ -186,6 +186,8 @@ void printHeader(const Plan &plan, std::ostream &os) {
   // Only a plan whose attention streams K/V rows has a use for the second.
   if (plan.attention.streamKvContext)
     os << " stream_kv_context=" << plan.attention.streamKvContext;
+  if (plan.attention.shortMmaContext)
+    os << " short_mma_context=" << plan.attention.shortMmaContext;
   os << '\n';
   // A Plain plan (the default) has no stream, and no line for it.
   if (const StreamConfig &st = plan.stream; st.model != ExecutionModel::Plain)

@@ -104,6 +104,14 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // steps 13 and 14).
   t.streamKv = stream;
   t.streamKvContext = stream ? 1024 : 0;
+  // Short mode's rows streamed to the tensor cores above 64 positions: below,
+  // those passes' fixed cost (one block of tiles, the warps' states merged)
+  // outweighs a lane a position. On an H100, with the rows read from the
+  // caches, the 1B's step was 2.5% slower at context 33 and 1.3% at 49, 0.4%
+  // faster at 65, the 8B's the same about 60; streamed, the 1B's is 1.9%
+  // faster at 65, 4.5% at 97 and 5.7% at 113, the 8B's 3-4% at 97 and 4-5% at
+  // 113 (docs/PERFORMANCE.md, step 33).
+  t.shortMmaContext = stream ? 64 : 0;
   // The GEMV weights in octet tiles, multiplied on the tensor cores: on the
   // H200 the 1B 1.5-2% faster at contexts 1 and 128 and 4.5% at 4,096 than
   // its parent, the 8B the same (docs/PERFORMANCE.md, step 15).
@@ -325,6 +333,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     }
     else if (key == "stream_kv") s = wantBool(t.streamKv);
     else if (key == "stream_kv_context") s = wantUInt(t.streamKvContext);
+    else if (key == "short_mma_context") s = wantUInt(t.shortMmaContext);
     else if (key == "stream_weight_tiles") s = wantBool(t.streamWeightTiles);
     else if (key == "spread_weight_waves") s = wantBool(t.spreadWeightWaves);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
@@ -372,6 +381,7 @@ std::string ti::targetToJson(const Target &t) {
             {"hand_offs", handOffsName(t.handOffs)},
             {"stream_kv", t.streamKv},
             {"stream_kv_context", t.streamKvContext},
+            {"short_mma_context", t.shortMmaContext},
             {"stream_weight_tiles", t.streamWeightTiles},
             {"spread_weight_waves", t.spreadWeightWaves}};
   return j.dump(2) + "\n";

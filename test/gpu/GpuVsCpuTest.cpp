@@ -317,6 +317,19 @@ TEST_P(StreamGpuVsCpuModelTest, MatchesTheCpuStepByStepAcrossTheAttentionSplit) 
   expectStepsMatchTheCpu(lp, 20, 0, GetParam().tolerance);
 }
 
+// Short mode to context 60 (chunk 0 alone): the first 32 steps in
+// AttentionShort.cuh's form, the rest (short_mma_context 32) with the cached
+// rows through the stream, in the tensor cores' form (AttentionStreamMma.cuh:
+// the 1B's head_dim 64 and group 4, the 3B's 128 and 3).
+TEST_P(StreamGpuVsCpuModelTest, MatchesTheCpuInShortModeOnTheTensorCores) {
+  splitContext = 60;
+  auto lp = streamPlan("models/" + std::string(GetParam().model) + ".graph",
+                       "--max-context 64 --short-mma-context 32");
+  ASSERT_TRUE(lp);
+  ASSERT_EQ(lp->plan.attention.shortMmaContext, 32u);
+  expectStepsMatchTheCpu(lp, 60, 0, GetParam().tolerance);
+}
+
 std::string modelCaseName(const ::testing::TestParamInfo<ModelCase> &info) {
   std::string name = info.param.model;
   name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
@@ -479,9 +492,10 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuInChunksWhereEachLaneKeepsEveryHead) {
 }
 
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuInOnePassWhereEachLaneKeepsEveryHead) {
-  // Short mode to context 128: chunk 0 alone, every head a lane from 97 on.
+  // Short mode to context 104 (chunk 0 alone) in AttentionShort.cuh's form
+  // throughout (short_mma_context 0: never on the tensor cores).
   splitContext = 128;
-  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 128");
+  auto lp = streamPlan("models/llama32-1b.graph", "--max-context 128 --short-mma-context 0");
   ASSERT_TRUE(lp);
   expectStepsMatchTheCpu(lp, 104, 0, 2e-3);
 }
@@ -533,8 +547,9 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
 
 // The 1B's K/V rows through the stream in stages of 128 rows (16 KB): two
 // chunks of up to 150 positions (long mode from context 3 on), each of two
-// blocks at the end; then short mode to context 200 (chunk 0 alone), where a
-// stream_kv plan keeps the one-pass loop (TaskRecord.h: streamsKvRows).
+// blocks at the end; then short mode to context 300 (chunk 0 alone), whose
+// rows stream from context 65 on (the default short_mma_context; TaskRecord.h:
+// streamsKvAt), in blocks of 256, two from context 258 on.
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
   const char *keys = "\"stream_stage_bytes\": 16384, "
                      "\"stream_ring_bytes\": 81920, \"stream_in_flight_bytes\": 32768, "
@@ -546,12 +561,13 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
   ASSERT_EQ(lp->plan.attention.streamKvContext, 0u);
   ASSERT_EQ(lp->plan.attentionChunks(), 2u);
   expectStepsMatchTheCpu(lp, 300, 0, 2e-3);
-  splitContext = 200;
+  splitContext = 300;
   auto shortMode =
-      streamPlan("models/llama32-1b.graph", "--max-context 256 --stream-kv-context 0", keys);
+      streamPlan("models/llama32-1b.graph", "--max-context 512 --stream-kv-context 0", keys);
   ASSERT_TRUE(shortMode);
   ASSERT_TRUE(everyAttentionStreamsKv(shortMode->plan));
-  expectStepsMatchTheCpu(shortMode, 200, 0, 2e-3);
+  ASSERT_EQ(shortMode->plan.attention.shortMmaContext, 64u);
+  expectStepsMatchTheCpu(shortMode, 300, 0, 2e-3);
 }
 
 // Every head_dim and group the streamed attention takes: mixed-layers' (dims

@@ -55,6 +55,7 @@ struct Options {
   std::string ffnForm;   // Empty: the target's.
   std::string handOffs;  // Empty: the target's.
   std::optional<uint32_t> streamKvContext; // Unset: the target's.
+  std::optional<uint32_t> shortMmaContext;  // Unset: the target's.
   std::string weightTiles; // Empty: the target's.
   std::string spreadWeightWaves; // Empty: the target's.
   std::string passes;
@@ -154,6 +155,8 @@ int run(const Options &opts) {
   // After the model switch, which takes the stream worker's own choice.
   if (opts.streamKvContext)
     target->streamKvContext = *opts.streamKvContext;
+  if (opts.shortMmaContext)
+    target->shortMmaContext = *opts.shortMmaContext;
   if (!opts.weightTiles.empty()) {
     target->streamWeightTiles = opts.weightTiles == "on";
     if (target->streamWeightTiles && target->streamStageBytes % ti::plan::kTileBytes)
@@ -263,6 +266,10 @@ int main(int argc, char **argv) {
   app.add_option("--stream-kv-context", opts.streamKvContext,
                  "override the target's context above which the stream worker's attention takes "
                  "its cached K/V rows through the weight stream (0: every step in chunks)");
+  app.add_option("--short-mma-context", opts.shortMmaContext,
+                 "override the target's context above which the stream worker's short-mode "
+                 "attention streams its cached K/V rows too, scoring them on the tensor cores "
+                 "(0: never)");
   app.add_option("--weight-tiles", opts.weightTiles,
                  "whether the stream worker's GEMV weights go in octet tiles for the tensor cores "
                  "(on or off; default: the target's)")

@@ -65,6 +65,9 @@ struct AttentionConfig {
   // kFlagStreamKv attention tasks stream their cached K/V rows from ctx above
   // this (and above splitContext: TaskRecord.h, streamsKvAt).
   uint32_t streamKvContext = 0;
+  // And short-mode steps at ctx above this (0: never) stream them too, to
+  // score them on the tensor cores (TaskRecord.h: streamsKvAt).
+  uint32_t shortMmaContext = 0;
 };
 
 /// A block of a checkpoint tensor: rows [rowBegin, rowEnd) x cols [colBegin,

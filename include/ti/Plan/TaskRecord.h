@@ -164,7 +164,7 @@ enum TaskFlags : uint16_t {
   kFlagTaggedIn1 = 1 << 5,   // Gemv: in[1], the residual, likewise.
   kFlagTaggedOut0 = 1 << 6,  // out[0] is written as tagged f32, with this step's tag.
   kFlagStreamKv = 1 << 7,    // Attention (Stream plans): the cached K/V rows come
-                             // through the weight stream in long mode (streamsKvRows).
+                             // through the weight stream (streamsKvRows, streamsKvAt).
   kFlagTiledWeights = 1 << 8, // Gemv, GateUp (Stream plans): the weight rows are stored
                               // in octet tiles (WeightTiles.h), streamed octet by octet.
   kFlagTaggedOut1 = 1 << 9,   // Attention: out[1], the workspace, is written tagged.
@@ -173,14 +173,18 @@ enum TaskFlags : uint16_t {
 /// Whether a step of context `ctx` streams the cached K/V rows of attention
 /// tasks with kFlagStreamKv (the producer and the consumers decide alike): in
 /// long mode (ctx above the split context), where each task has a chunk of
-/// the positions (AttentionLayout.h: kvBlockRows a block), and above the
-/// plan's stream_kv_context: a streamed task's fixed cost (two stage waits)
-/// pays only for long chunks (the 1B at context 128, 8 positions a chunk:
-/// 0.935 against 0.900 ms; at 2,048: 0.971 against 1.020, docs/PERFORMANCE.md,
-/// step 13). The tasks without the flag use the one-pass loop at every step.
+/// the positions (AttentionLayout.h: kvBlockRows a block), above the plan's
+/// stream_kv_context: a streamed task's fixed cost (two stage waits) pays
+/// only for long chunks (the 1B at context 128, 8 positions a chunk: 0.935
+/// against 0.900 ms; at 2,048: 0.971 against 1.020, docs/PERFORMANCE.md, step
+/// 13); in short mode (chunk 0 takes the whole context) above the plan's
+/// short_mma_context (0: never), where the tensor cores' form over the rows
+/// beats a lane a position (step 33). The tasks without the flag use the
+/// one-pass loop at every step.
 TI_HOST_DEVICE constexpr bool streamsKvAt(uint32_t ctx, uint32_t splitContext,
-                                          uint32_t streamKvContext) {
-  return ctx > splitContext && ctx > streamKvContext;
+                                          uint32_t streamKvContext, uint32_t shortMmaContext) {
+  return ctx > splitContext ? ctx > streamKvContext
+                            : shortMmaContext != 0 && ctx > shortMmaContext;
 }
 TI_HOST_DEVICE constexpr bool streamsKvRows(uint32_t flags, bool streamKvStep) {
   return (flags & kFlagStreamKv) && streamKvStep;

@@ -115,6 +115,12 @@ struct Target {
   /// split context), where a task's chunk is long enough to pay for its two
   /// stage waits (TaskRecord.h: streamsKvAt); 0: in every long-mode step.
   uint32_t streamKvContext = 0;
+  /// With streamKv: short-mode steps (chunk 0 takes the whole context) at
+  /// contexts above this stream the cached rows too, scored on the tensor
+  /// cores (ops/AttentionStreamMma.cuh) rather than a lane a position
+  /// (ops/AttentionShort.cuh); only in plans whose streamed heads all take
+  /// that form (WorkerLayout.h: streamedScoresOnTensorCores). 0: never.
+  uint32_t shortMmaContext = 0;
   /// Stream execution: whether the GEMV stages whose rows and columns allow it
   /// store their weights in octet tiles (tile-weights; ti/Plan/WeightTiles.h),
   /// which the stream worker's consumers multiply on the tensor cores.

@@ -191,6 +191,7 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.maxContext = p.model.maxContext;
   args.splitContext = p.attention.splitContext;
   args.streamKvContext = p.attention.streamKvContext;
+  args.shortMmaContext = p.attention.shortMmaContext;
   args.candidatesOffset = candidates->offset;
   args.candidateCount = static_cast<uint32_t>(candidates->bytes / sizeof(plan::Candidate));
   args.tokenSlotsOffset = slots->offset;

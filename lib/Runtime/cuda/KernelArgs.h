@@ -56,6 +56,7 @@ struct KernelArgs {
   uint32_t maxContext;   // Rows of every K/V cache (the workspaces' row length).
   uint32_t splitContext; // ctx above this is long mode.
   uint32_t streamKvContext; // And above this, kFlagStreamKv tasks stream K/V rows.
+  uint32_t shortMmaContext; // And short mode above this (0: never) streams them too.
 
   // SelectToken's operands (arena byte offsets) and the recording worker.
   uint64_t candidatesOffset;

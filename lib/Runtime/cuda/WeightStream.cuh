@@ -268,7 +268,7 @@ public:
   /// first position (the steps decode startPos, startPos + 1, ...).
   struct KvStreamArgs {
     const uint8_t *arena;
-    uint32_t maxContext, splitContext, streamKvContext;
+    uint32_t maxContext, splitContext, streamKvContext, shortMmaContext;
     int32_t startPos;
   };
 
@@ -397,7 +397,8 @@ private:
     const int32_t pos = kv_.startPos + step;
     const uint32_t ctx = uint32_t(pos + 1);
     if (!plan::streamsKvRows(t.flags, plan::streamsKvAt(ctx, kv_.splitContext,
-                                                        kv_.streamKvContext)))
+                                                        kv_.streamKvContext,
+                                                        kv_.shortMmaContext)))
       return true;
     const plan::KvBlocks blocks = plan::kvBlocks(t.aux[1], geo.chunks, pos, ctx > kv_.splitContext,
                                                  ring_.stageBytes, geo.headDim, kThreads);

@@ -264,7 +264,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages,
                      a.copiesEvictFirst != 0, shared.stop, shared.wave,
                      WeightProducer::KvStreamArgs{a.arena, a.maxContext, a.splitContext,
-                                                  a.streamKvContext, a.launch.startPos})
+                                                  a.streamKvContext, a.shortMmaContext,
+                                                  a.launch.startPos})
           .run(a.tasks + first, last - first, shared.producerWindow, a.waveCount,
                a.launch.maxSteps);
     return;
@@ -296,7 +297,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     // Readers wait for the tags only where the dependencies are kept.
     const uint32_t ctx = static_cast<uint32_t>(a.launch.startPos + s + 1);
     const Step step{a.launch.startPos + s, ctx > a.splitContext,
-                    plan::streamsKvAt(ctx, a.splitContext, a.streamKvContext),
+                    plan::streamsKvAt(ctx, a.splitContext, a.streamKvContext, a.shortMmaContext),
                     StepTag{plan::stepTag(a.tagBase, s), barriers}};
     uint32_t next = 0; // Into the worker's tasks.
     bool closed = false; // The last barrier of the step was a grid barrier.

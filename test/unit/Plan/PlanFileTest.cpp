@@ -30,7 +30,7 @@ Plan samplePlan() {
   Plan p;
   p.model = {"tiny", 256, 64, 128, 2, 4, 2, 16, 128, 1, {2, 3}, 1e-5};
   p.target = {"h200", "sm_90", 132, 256, 128, 4800.5, "f00d"};
-  p.attention = {64, 1024};
+  p.attention = {64, 1024, 48};
   p.weights = {
       {"embed", 0, 32768, {{"model.embed_tokens.weight", {256, 64}, 0, 256, 0, 64, false}}},
       {"layer0.wqkv",
@@ -89,6 +89,7 @@ void expectSamePlan(const Plan &a, const Plan &b) {
   EXPECT_EQ(t.workerFingerprint, u.workerFingerprint);
   EXPECT_EQ(a.attention.splitContext, b.attention.splitContext);
   EXPECT_EQ(a.attention.streamKvContext, b.attention.streamKvContext);
+  EXPECT_EQ(a.attention.shortMmaContext, b.attention.shortMmaContext);
   ASSERT_EQ(a.weights.size(), b.weights.size());
   for (size_t i = 0; i < a.weights.size(); ++i) {
     const PackedTensor &x = a.weights[i], &y = b.weights[i];

@@ -139,6 +139,8 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   t.streamRowPartBytes = 2048;
   EXPECT_TRUE(t.streamCopiesEvictFirst); // withExecution's, for the stream worker.
   t.streamCopiesEvictFirst = false;      // Not the default, so that a dropped key shows.
+  EXPECT_EQ(t.shortMmaContext, 64u);     // withExecution's, for the stream worker.
+  t.shortMmaContext = 48;
   EXPECT_EQ(t.threadsPerWorker, plan::kStreamConsumerThreads);
   EXPECT_EQ(t.maxRegisters, plan::kStreamWorkerRegisters);
   const std::string json = targetToJson(t);
@@ -154,6 +156,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->ffnForm, t.ffnForm);
   EXPECT_EQ(back->streamRowPartBytes, t.streamRowPartBytes);
   EXPECT_EQ(back->streamCopiesEvictFirst, t.streamCopiesEvictFirst);
+  EXPECT_EQ(back->shortMmaContext, 48u);
   EXPECT_FALSE(back->streamConfig().copiesEvictFirst);
   EXPECT_EQ(targetToJson(*back), json);
 }

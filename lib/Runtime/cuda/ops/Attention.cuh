@@ -36,7 +36,8 @@
 //
 // In the Stream worker a chunk-0 task in short mode whose heads have 64 or
 // 128 dimensions runs AttentionShort.cuh instead (one warp a head, in
-// registers), and a task with kFlagStreamKv, at a step that streams
+// registers), unless the step streams its rows (above the plan's
+// short_mma_context), and a task with kFlagStreamKv, at a step that streams
 // (TaskRecord.h: streamsKvAt), replaces steps 2 and 3 by AttentionStream.cuh:
 // its cached rows come through the weight stream instead of its own loads
 // (AttentionStreamMma.cuh, its scores on the tensor cores, for the heads and
@@ -244,7 +245,9 @@ __device__ void runAttention(const KernelArgs &a, const plan::TaskRecord &t, con
   const float *invFreq = params + 1;
   const uint32_t d = at.geo.headDim, half = d / 2, g = at.g, group = at.group;
 #if TI_WORKER_STREAM
-  if (!step.longMode && attendsShort(d, group)) { // Chunk 0 (the others returned).
+  // Chunk 0 (the others returned); above the plan's short_mma_context the
+  // rows come through the stream instead (below).
+  if (!step.longMode && !plan::streamsKvRows(t.flags, step.streamKv) && attendsShort(d, group)) {
     attendShort(at, step, scale, invFreq, s.floats + layout.statesAt, ws);
     return;
   }

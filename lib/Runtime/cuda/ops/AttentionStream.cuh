@@ -274,10 +274,13 @@ __device__ __forceinline__ void addValues(uint32_t rows, const KvBlock &block, u
 /// `warps` states (d sums, m, l; shared memory) of each of the group's heads
 /// merged in warp order, head h's state x at states + h * headStride + x *
 /// warpStride, into the chunk's partials (the sums over their weight) and
-/// stats (m, l). An empty state (m = -inf) weighs nothing.
+/// stats (m, l), or, in short mode (the task's attention is the whole
+/// context's), into the heads' outputs (the sums over their weight). An
+/// empty state (m = -inf) weighs nothing.
 __device__ __forceinline__ void storeChunkStates(const AttentionTask &at, const float *states,
                                                  uint32_t d, uint32_t group, uint32_t warps,
-                                                 uint32_t headStride, uint32_t warpStride) {
+                                                 uint32_t headStride, uint32_t warpStride,
+                                                 bool longMode) {
   const uint32_t first = at.g * group;
   for (uint32_t i = threadIdx.x; i < group * d; i += kThreads) {
     const uint32_t h = i / d, k = i % d;
@@ -291,6 +294,10 @@ __device__ __forceinline__ void storeChunkStates(const AttentionTask &at, const 
       const float f = m == kNegativeInfinity ? 0.0f : expf(m - top);
       sum = fmaf(theirs[x * warpStride + k], f, sum);
       weight = fmaf(theirs[x * warpStride + d + 1], f, weight);
+    }
+    if (!longMode) { // The heads' outputs.
+      at.result.store(uint64_t(first + h) * d + k, sum / weight);
+      continue;
     }
     at.result.store(at.partials(first + h) + k, sum / weight); // Long mode: the workspace.
     if (k == 0) {
@@ -366,7 +373,7 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
     }
   }
   blockBarrier();
-  storeChunkStates(at, states, d, group, parts, parts * stride, stride);
+  storeChunkStates(at, states, d, group, parts, parts * stride, stride, step.longMode);
   blockBarrier();
 }
 

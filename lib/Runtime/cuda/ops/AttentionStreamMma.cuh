@@ -31,6 +31,14 @@
 //    shares added in a fixed order) to shared memory, one block barrier, and
 //    the heads' states merged in warp order into the chunk's partials and
 //    stats, as AttentionStream.cuh does.
+// The same passes serve short mode above the plan's short_mma_context
+// (TaskRecord.h: streamsKvAt), where chunk 0's task takes every cached row
+// through the stream and step 4 stores the heads' outputs instead of
+// partials and stats. There a lane a position (AttentionShort.cuh) made the
+// 1B's step 4.5% slower at context 113 on an H100; below 65 positions these
+// passes' fixed cost (a block's tiles for few rows, the warps' states merged
+// through shared memory) made it slower (docs/PERFORMANCE.md, step 33).
+//
 // The sums differ from AttentionStream.cuh's in order, by the query's hi + lo
 // split (|q - hi - lo| <= 2^-17 |q|) and by the tensor cores' own rounding of
 // their sums; a run repeats them bit for bit.
@@ -292,7 +300,7 @@ __device__ void attendStreamedMmaJ(const AttentionTask &at, const Step &step, fl
     states[(warp * group + lane) * stride + kD + 1] = l;
   }
   blockBarrier();
-  storeChunkStates(at, states, kD, group, kWarps, stride, group * stride);
+  storeChunkStates(at, states, kD, group, kWarps, stride, group * stride, step.longMode);
   blockBarrier();
 }
 
