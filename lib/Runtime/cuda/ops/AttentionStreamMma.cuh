@@ -35,9 +35,10 @@
 // (TaskRecord.h: streamsKvAt), where chunk 0's task takes every cached row
 // through the stream and step 4 stores the heads' outputs instead of
 // partials and stats. There a lane a position (AttentionShort.cuh) made the
-// 1B's step 4.5% slower at context 113 on an H100; below 65 positions these
-// passes' fixed cost (a block's tiles for few rows, the warps' states merged
-// through shared memory) made it slower (docs/PERFORMANCE.md, step 33).
+// 1B's step 6% slower at context 113 on an H100 (0.918 against 0.866 ms);
+// below about 60 positions these passes' fixed cost (a block's tiles for few
+// rows, the warps' states merged through shared memory) is the larger
+// (docs/PERFORMANCE.md, step 33).
 //
 // The sums differ from AttentionStream.cuh's in order, by the query's hi + lo
 // split (|q - hi - lo| <= 2^-17 |q|) and by the tensor cores' own rounding of
