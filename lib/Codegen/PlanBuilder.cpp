@@ -346,8 +346,8 @@ std::optional<plan::Plan> PlanBuilder::build() {
     p.attention.streamKvContext = t.streamKvContext;
   // The context above which short mode streams the rows too, to score them
   // on the tensor cores: only where every task that streams has heads that
-  // form takes (the others' streamed form was not measured against a lane a
-  // position there).
+  // form takes (the others' streamed form was not measured against one warp
+  // a query head there).
   const auto streamsKv = [](const plan::TaskRecord &r) { return r.flags & plan::kFlagStreamKv; };
   if (std::any_of(p.tasks.begin(), p.tasks.end(), streamsKv) &&
       std::all_of(p.tasks.begin(), p.tasks.end(), [&](const plan::TaskRecord &r) {

@@ -102,11 +102,12 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
          << " positions (stream_kv)";
       if (p.attention.streamKvContext)
         os << ", at contexts above " << thousands(p.attention.streamKvContext);
-      os << "\n";
+      os << " in long mode\n";
+      if (p.attention.shortMmaContext)
+        os << "  and in short mode at contexts above "
+           << thousands(p.attention.shortMmaContext)
+           << ", scored on the tensor cores (short_mma_context)\n";
     }
-    if (p.attention.shortMmaContext)
-      os << "  short-mode attention on the tensor cores at contexts above "
-         << thousands(p.attention.shortMmaContext) << " (short_mma_context)\n";
   }
   const WorkerSharedBytes shared = workerSharedBytes(p);
   os << "  shared memory per worker: " << thousands(shared.total()) << " bytes (ring "

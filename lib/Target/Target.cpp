@@ -106,7 +106,7 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   t.streamKvContext = stream ? 1024 : 0;
   // Short mode's rows streamed to the tensor cores above 64 positions: below,
   // those passes' fixed cost (one block of tiles, the warps' states merged)
-  // outweighs a lane a position. On an H100, with the rows read from the
+  // outweighs one warp a query head (AttentionShort.cuh). On an H100, with the rows read from the
   // caches, the 1B's step was 2.5% slower at context 33 and 1.3% at 49, 0.4%
   // faster at 65, the 8B's the same about 60; streamed, the 1B's is 1.9%
   // faster at 65, 4.5% at 97 and 5.7% at 113, the 8B's 3-4% at 97 and 4-5% at

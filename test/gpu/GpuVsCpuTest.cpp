@@ -549,7 +549,7 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
 // chunks of up to 150 positions (long mode from context 3 on), each of two
 // blocks at the end; then short mode to context 300 (chunk 0 alone), whose
 // rows stream from context 65 on (the default short_mma_context; TaskRecord.h:
-// streamsKvAt), in blocks of 256, two from context 258 on.
+// streamsKvAt), in blocks of 128, two from context 130 on, three from 258.
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
   const char *keys = "\"stream_stage_bytes\": 16384, "
                      "\"stream_ring_bytes\": 81920, \"stream_in_flight_bytes\": 32768, "

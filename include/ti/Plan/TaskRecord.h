@@ -179,7 +179,7 @@ enum TaskFlags : uint16_t {
 /// against 0.900 ms; at 2,048: 0.971 against 1.020, docs/PERFORMANCE.md, step
 /// 13); in short mode (chunk 0 takes the whole context) above the plan's
 /// short_mma_context (0: never), where the tensor cores' form over the rows
-/// beats a lane a position (step 33). The tasks without the flag use the
+/// beats one warp a query head (AttentionShort.cuh; step 33). The tasks without the flag use the
 /// one-pass loop at every step.
 TI_HOST_DEVICE constexpr bool streamsKvAt(uint32_t ctx, uint32_t splitContext,
                                           uint32_t streamKvContext, uint32_t shortMmaContext) {

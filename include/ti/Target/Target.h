@@ -117,7 +117,7 @@ struct Target {
   uint32_t streamKvContext = 0;
   /// With streamKv: short-mode steps (chunk 0 takes the whole context) at
   /// contexts above this stream the cached rows too, scored on the tensor
-  /// cores (ops/AttentionStreamMma.cuh) rather than a lane a position
+  /// cores (ops/AttentionStreamMma.cuh) rather than one warp a query head
   /// (ops/AttentionShort.cuh); only in plans whose streamed heads all take
   /// that form (WorkerLayout.h: streamedScoresOnTensorCores). 0: never.
   uint32_t shortMmaContext = 0;

@@ -2,10 +2,12 @@
 //
 // The cache layout every executor indexes through (AttentionLayout.h): a kv
 // head's rows position after position, the heads one after another; the
-// chunks' positions; and the attention op's scratch (WorkerLayout.h).
+// chunks' positions; the attention op's scratch (WorkerLayout.h); and which
+// steps stream the cached rows (TaskRecord.h).
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Plan/AttentionLayout.h"
+#include "ti/Plan/TaskRecord.h"
 #include "ti/Plan/WorkerLayout.h"
 
 #include <gtest/gtest.h>
@@ -162,6 +164,20 @@ TEST(KvBlocksTest, TheWalkCoversATasksCachedRowsInFullBlocksAndARest) {
           ASSERT_EQ(blocks, b.count());
           ASSERT_EQ(rows, std::max(b.end - b.begin, 0));
         }
+}
+
+// Which steps stream kFlagStreamKv tasks' rows (TaskRecord.h): long mode
+// above stream_kv_context; short mode only above a nonzero short_mma_context.
+TEST(StreamsKvAtTest, LongModeAboveItsContextShortModeAboveShortMmaContext) {
+  const uint32_t split = 128;
+  for (uint32_t ctx = 1; ctx <= 2048; ++ctx) {
+    SCOPED_TRACE("ctx " + std::to_string(ctx));
+    const bool longMode = ctx > split;
+    EXPECT_EQ(streamsKvAt(ctx, split, 1024, 0), longMode && ctx > 1024);
+    EXPECT_EQ(streamsKvAt(ctx, split, 0, 0), longMode);
+    EXPECT_EQ(streamsKvAt(ctx, split, 1024, 64), longMode ? ctx > 1024 : ctx > 64);
+    EXPECT_EQ(streamsKvAt(ctx, split, 0, 1), longMode || ctx > 1);
+  }
 }
 
 } // namespace

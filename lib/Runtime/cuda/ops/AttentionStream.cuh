@@ -30,7 +30,9 @@
 // At the end each warp adds its lanes' sums of a vector (shuffles), its sums,
 // m and sum of weights go to shared memory, and
 // the head's warps merge in warp order: the chunk's partials (sums over the
-// sum of weights) and stats (m, l), the one-pass loop's results
+// sum of weights) and stats (m, l), or in short mode (the plan's
+// short_mma_context: TaskRecord.h, streamsKvAt) the heads' outputs; the
+// one-pass loop's results
 // (Attention.cuh) summed in another fixed order. Every exp is computed once
 // per position and head, and no thread waits on a global load.
 //
@@ -308,7 +310,8 @@ __device__ __forceinline__ void storeChunkStates(const AttentionTask &at, const 
 }
 
 /// The task's attention over its streamed rows and position pos, into the
-/// chunk's partials and stats (the header's steps). Ends with a block barrier.
+/// chunk's partials and stats, or in short mode the heads' outputs (the
+/// header's steps). Ends with a block barrier.
 __device__ void attendStreamed(const AttentionTask &at, const Step &step, float scale,
                                const float *qs, const float *kNow, const float *vNow,
                                const AttentionLayout &layout, float *shared, WeightStream &ws) {
@@ -352,7 +355,8 @@ __device__ void attendStreamed(const AttentionTask &at, const Step &step, float 
     addValues(1, KvBlock{nullptr, rowBytes, 0, vNow}, mine, hw, st, weights);
   }
   // Each warp's (sums, m, l) to shared memory, then the head's warps merged in
-  // warp order: the chunk's partials (the sums over l) and stats (m, l).
+  // warp order: the chunk's partials (the sums over l) and stats (m, l), or
+  // in short mode the heads' outputs.
   const uint32_t stride = layout.stateStride; // d + 2
   float *states = shared + layout.statesAt;
   if (busy) {

@@ -34,7 +34,7 @@
 // The same passes serve short mode above the plan's short_mma_context
 // (TaskRecord.h: streamsKvAt), where chunk 0's task takes every cached row
 // through the stream and step 4 stores the heads' outputs instead of
-// partials and stats. There a lane a position (AttentionShort.cuh) made the
+// partials and stats. There one warp a query head (AttentionShort.cuh) made the
 // 1B's step 6% slower at context 113 on an H100 (0.918 against 0.866 ms);
 // below about 60 positions these passes' fixed cost (a block's tiles for few
 // rows, the warps' states merged through shared memory) is the larger
@@ -306,8 +306,8 @@ __device__ void attendStreamedMmaJ(const AttentionTask &at, const Step &step, fl
 }
 
 /// The task's attention over its streamed rows and position pos, into the
-/// chunk's partials and stats, for a geometry streamedScoresOnTensorCores
-/// takes. Ends with a block barrier.
+/// chunk's partials and stats (short mode: the heads' outputs), for a
+/// geometry streamedScoresOnTensorCores takes. Ends with a block barrier.
 __device__ void attendStreamedMma(const AttentionTask &at, const Step &step, float scale,
                                   const float *qs, const float *kNow, const float *vNow,
                                   const AttentionLayout &layout, float *shared, WeightStream &ws) {
