@@ -339,22 +339,20 @@ std::optional<plan::Plan> PlanBuilder::build() {
                    [](const plan::TaskRecord &a, const plan::TaskRecord &b) {
                      return a.worker != b.worker ? a.worker < b.worker : a.wave < b.wave;
                    });
-  // The context from which K/V rows stream: only in a plan whose attention
-  // streams them (a plain plan, or stages too small for a block, have none).
-  if (std::any_of(p.tasks.begin(), p.tasks.end(),
-                  [](const plan::TaskRecord &r) { return r.flags & plan::kFlagStreamKv; }))
-    p.attention.streamKvContext = t.streamKvContext;
-  // The context above which short mode streams the rows too, to score them
-  // on the tensor cores: only where every task that streams has heads that
-  // form takes (the others' streamed form was not measured against one warp
-  // a query head there).
+  // The contexts from which K/V rows stream: only in a plan whose attention
+  // streams them (a plain plan, or stages too small for a block, have none);
+  // in short mode only where every task that streams has heads the tensor
+  // cores' form takes (the others' streamed form was not measured against
+  // one warp a query head there).
   const auto streamsKv = [](const plan::TaskRecord &r) { return r.flags & plan::kFlagStreamKv; };
-  if (std::any_of(p.tasks.begin(), p.tasks.end(), streamsKv) &&
-      std::all_of(p.tasks.begin(), p.tasks.end(), [&](const plan::TaskRecord &r) {
-        return !streamsKv(r) ||
-               plan::streamedScoresOnTensorCores(r.geometry.headDim, r.geometry.group());
-      }))
-    p.attention.shortMmaContext = t.shortMmaContext;
+  if (std::any_of(p.tasks.begin(), p.tasks.end(), streamsKv)) {
+    p.attention.streamKvContext = t.streamKvContext;
+    if (std::all_of(p.tasks.begin(), p.tasks.end(), [&](const plan::TaskRecord &r) {
+          return !streamsKv(r) ||
+                 plan::streamedScoresOnTensorCores(r.geometry.headDim, r.geometry.group());
+        }))
+      p.attention.shortMmaContext = t.shortMmaContext;
+  }
   narrowRingForTasks();
   if (!fitsTheWorker())
     return std::nullopt;
