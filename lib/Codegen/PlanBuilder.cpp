@@ -343,7 +343,9 @@ std::optional<plan::Plan> PlanBuilder::build() {
   // streams them (a plain plan, or stages too small for a block, have none);
   // in short mode only where every task that streams has heads the tensor
   // cores' form takes (the others' streamed form was not measured against
-  // one warp a query head there).
+  // one warp a query head there). Where every attention task streams in that
+  // form, short mode pays to a longer context: the split moves up to the
+  // target's short_mma_split_context.
   const auto streamsKv = [](const plan::TaskRecord &r) { return r.flags & plan::kFlagStreamKv; };
   if (std::any_of(p.tasks.begin(), p.tasks.end(), streamsKv)) {
     p.attention.streamKvContext = t.streamKvContext;
@@ -352,6 +354,13 @@ std::optional<plan::Plan> PlanBuilder::build() {
                  plan::streamedScoresOnTensorCores(r.geometry.headDim, r.geometry.group());
         }))
       p.attention.shortMmaContext = t.shortMmaContext;
+    const bool everyAttentionStreams =
+        std::all_of(p.tasks.begin(), p.tasks.end(), [&](const plan::TaskRecord &r) {
+          return r.opcode != uint16_t(plan::Opcode::Attention) || streamsKv(r);
+        });
+    if (p.attention.shortMmaContext != 0 && everyAttentionStreams &&
+        t.shortMmaSplitContext > p.attention.splitContext)
+      p.attention.splitContext = t.shortMmaSplitContext;
   }
   narrowRingForTasks();
   if (!fitsTheWorker())

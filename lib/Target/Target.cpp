@@ -112,6 +112,12 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // faster at 65, 4.5% at 97 and 5.7% at 113, the 8B's 3-4% at 97 and 4-5% at
   // 113 (docs/PERFORMANCE.md, step 33).
   t.shortMmaContext = stream ? 64 : 0;
+  // With short mode on the tensor cores, the split above 384 positions
+  // rather than 128: on an H100 the 1B's step 2.0-2.2% faster at 128-256
+  // cached positions and 0.8% at 320, the 8B's 2.7% at 128, 2.1% at 256 and
+  // 1.6% at 320, the same at 1 and from 384 on (long mode there either way;
+  // docs/PERFORMANCE.md, step 34).
+  t.shortMmaSplitContext = stream ? 384 : 0;
   // The GEMV weights in octet tiles, multiplied on the tensor cores: on the
   // H200 the 1B 1.5-2% faster at contexts 1 and 128 and 4.5% at 4,096 than
   // its parent, the 8B the same (docs/PERFORMANCE.md, step 15).
@@ -334,6 +340,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "stream_kv") s = wantBool(t.streamKv);
     else if (key == "stream_kv_context") s = wantUInt(t.streamKvContext);
     else if (key == "short_mma_context") s = wantUInt(t.shortMmaContext);
+    else if (key == "short_mma_split_context") s = wantUInt(t.shortMmaSplitContext);
     else if (key == "stream_weight_tiles") s = wantBool(t.streamWeightTiles);
     else if (key == "spread_weight_waves") s = wantBool(t.spreadWeightWaves);
     else s = Status::error(source + ": unknown key \"" + key + "\"");
@@ -382,6 +389,7 @@ std::string ti::targetToJson(const Target &t) {
             {"stream_kv", t.streamKv},
             {"stream_kv_context", t.streamKvContext},
             {"short_mma_context", t.shortMmaContext},
+            {"short_mma_split_context", t.shortMmaSplitContext},
             {"stream_weight_tiles", t.streamWeightTiles},
             {"spread_weight_waves", t.spreadWeightWaves}};
   return j.dump(2) + "\n";

@@ -135,8 +135,10 @@ int run(const Options &opts) {
                                         : ti::readTargetFile(opts.targetFile);
   if (!target)
     return fail(target.status().message());
-  if (opts.attentionSplitContext)
+  if (opts.attentionSplitContext) { // The split of every plan, short mode's form whatever.
     target->attentionSplitContext = opts.attentionSplitContext;
+    target->shortMmaSplitContext = 0;
+  }
   if (!opts.execution.empty()) {
     const auto model = opts.execution == "stream" ? ti::plan::ExecutionModel::Stream
                                                   : ti::plan::ExecutionModel::Plain;
@@ -258,7 +260,8 @@ int main(int argc, char **argv) {
   app.add_option("--max-context", opts.maxContext,
                  "positions the K/V cache holds (default: the graph's max_context, at most 8192)");
   app.add_option("--attention-split-context", opts.attentionSplitContext,
-                 "override the target's context above which attention runs in chunks");
+                 "override the target's context above which attention runs in chunks (in every "
+                 "plan: the target's short_mma_split_context no longer applies)");
   app.add_option("--ffn-form", opts.ffnForm,
                  "the MLP's form: partials (FFN partial sums and a reduce wave) or gate_up "
                  "(a silu(gate)*up wave, then the down projection) (default: the target's)")

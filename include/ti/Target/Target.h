@@ -121,6 +121,14 @@ struct Target {
   /// (ops/AttentionShort.cuh); only in plans whose streamed heads all take
   /// that form (WorkerLayout.h: streamedScoresOnTensorCores). 0: never.
   uint32_t shortMmaContext = 0;
+  /// The split context (attentionSplitContext) of a plan whose short mode
+  /// streams every attention task's rows to the tensor cores (it gets a
+  /// shortMmaContext and every attention task streams): that form stays
+  /// faster than long mode's chunks and their merge to a longer context than
+  /// one warp a query head does. Used where larger than
+  /// attentionSplitContext; 0: never (withExecution sets 384 for the stream
+  /// worker).
+  uint32_t shortMmaSplitContext = 0;
   /// Stream execution: whether the GEMV stages whose rows and columns allow it
   /// store their weights in octet tiles (tile-weights; ti/Plan/WeightTiles.h),
   /// which the stream worker's consumers multiply on the tensor cores.

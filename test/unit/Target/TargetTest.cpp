@@ -62,6 +62,16 @@ TEST(Target, TheProbesDefaultsAreTheBuiltinH200s) {
   EXPECT_EQ(targetToJson(defaults), targetToJson(*h200));
 }
 
+TEST(Target, OnlyTheStreamWorkerMovesTheSplitForShortModeOnTheTensorCores) {
+  // Short mode streams to the tensor cores only in the stream worker (its
+  // short_mma_context); the plain worker keeps one split.
+  EXPECT_EQ(Target().withExecution(plan::ExecutionModel::Stream).shortMmaSplitContext, 384u);
+  EXPECT_EQ(Target().withExecution(plan::ExecutionModel::Plain).shortMmaSplitContext, 0u);
+  auto rtx = builtinTarget("rtx3050");
+  ASSERT_TRUE(rtx.ok());
+  EXPECT_EQ(rtx->shortMmaSplitContext, 0u);
+}
+
 TEST(Target, TheBuiltinTargetsCarryNoFingerprint) {
   for (const std::string &name : builtinTargetNames()) {
     auto t = builtinTarget(name);
@@ -141,6 +151,8 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   t.streamCopiesEvictFirst = false;      // Not the default, so that a dropped key shows.
   EXPECT_EQ(t.shortMmaContext, 64u);     // withExecution's, for the stream worker.
   t.shortMmaContext = 48;
+  EXPECT_EQ(t.shortMmaSplitContext, 384u); // withExecution's, for the stream worker.
+  t.shortMmaSplitContext = 200;
   EXPECT_EQ(t.threadsPerWorker, plan::kStreamConsumerThreads);
   EXPECT_EQ(t.maxRegisters, plan::kStreamWorkerRegisters);
   const std::string json = targetToJson(t);
@@ -157,6 +169,7 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->streamRowPartBytes, t.streamRowPartBytes);
   EXPECT_EQ(back->streamCopiesEvictFirst, t.streamCopiesEvictFirst);
   EXPECT_EQ(back->shortMmaContext, 48u);
+  EXPECT_EQ(back->shortMmaSplitContext, 200u);
   EXPECT_FALSE(back->streamConfig().copiesEvictFirst);
   EXPECT_EQ(targetToJson(*back), json);
 }
