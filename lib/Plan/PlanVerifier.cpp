@@ -308,6 +308,15 @@ void Verifier::checkTask(size_t index) {
                : "a stage of " + num(plan.stream.stageBytes) +
                      " bytes holds fewer than 32 rows of " +
                      num(uint32_t(t.geometry.headDim) * 2) + " bytes"));
+  // In short mode the streamed rows go to the tensor cores' form only: tic
+  // gives a plan a short_mma_context only where every streamed head takes it
+  // (the other streamed form was never run in short mode).
+  if ((t.flags & kFlagStreamKv) && plan.attention.shortMmaContext != 0 &&
+      !streamedScoresOnTensorCores(t.geometry.headDim, t.geometry.group()))
+    error(who + " streams its K/V rows in short mode (short_mma_context " +
+          num(plan.attention.shortMmaContext) + ") but its heads (head_dim " +
+          num(t.geometry.headDim) + ", " + num(t.geometry.group()) +
+          " a kv head) do not take the tensor cores' form");
 
   // The fields each opcode reads (TaskRecord.h); kNone there is a broken task.
   struct Field {

@@ -749,6 +749,19 @@ TEST(PlanVerifierTest, StreamedKvRowsNeedAStageOfABlock) {
   EXPECT_TRUE(hasError(p, {named(p, Opcode::Gemv, 0) + " has flags 0x80 that gemv does not take"}));
 }
 
+TEST(PlanVerifierTest, ShortModeStreamsOnlyHeadsOfTheTensorCoresForm) {
+  // The tiny plan's heads have 8 dimensions: the tensor cores' form takes 64
+  // or 128, in groups of up to 4 (WorkerLayout.h).
+  Plan p = streamPlan();
+  p.stream.stageBytes = 4096;
+  taskOf(p, Opcode::Attention, 0).flags |= kFlagStreamKv;
+  EXPECT_TRUE(isValid(p));
+  p.attention.shortMmaContext = 64;
+  EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0) +
+                           " streams its K/V rows in short mode (short_mma_context 64) but its "
+                           "heads (head_dim 8, "}));
+}
+
 TEST(PlanVerifierTest, EveryStreamedRowFitsAStage) {
   Plan p = streamPlan();
   p.stream.stageBytes = 16;
