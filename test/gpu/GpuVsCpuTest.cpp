@@ -570,6 +570,25 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
   expectStepsMatchTheCpu(shortMode, 300, 0, 2e-3);
 }
 
+// Short mode's streamed rows in several blocks a step, as the stream worker's
+// plans take them up to their split of 384 (short_mma_split_context): with
+// 8 KB stages a block is 64 of the 1B's positions (two from context 65 on) and
+// 32 of the 3B's (head_dim 128: two from 33, three from 65, four from 97).
+TEST_P(StreamGpuVsCpuModelTest, MatchesTheCpuInShortModeOverSeveralBlocksOnTheTensorCores) {
+  const char *keys = "\"stream_stage_bytes\": 8192, "
+                     "\"stream_ring_bytes\": 49152, \"stream_min_ring_bytes\": 32768, "
+                     "\"stream_in_flight_bytes\": 16384, "
+                     "\"stream_hand_off_in_flight_bytes\": 8192";
+  splitContext = 100;
+  auto lp = streamPlan("models/" + std::string(GetParam().model) + ".graph",
+                       "--max-context 128 --short-mma-context 32", keys);
+  ASSERT_TRUE(lp);
+  ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
+  ASSERT_EQ(lp->plan.attention.shortMmaContext, 32u);
+  ASSERT_EQ(lp->plan.stream.stageBytes, 8192u);
+  expectStepsMatchTheCpu(lp, 100, 0, GetParam().tolerance);
+}
+
 // Every head_dim and group the streamed attention takes: mixed-layers' (dims
 // 16, 32, 8; groups 2, 1, 4) and kv-dims' (128 with Llama 3.1 8B's group of
 // 4, 256 with a group of 3, 64 with one query head a kv head, 128 with the
