@@ -345,7 +345,7 @@ std::optional<plan::Plan> PlanBuilder::build() {
   // cores' form takes (the others' streamed form was not measured against
   // one warp a query head there). Where every attention task streams in that
   // form, short mode pays to a longer context: the split moves up to the
-  // target's short_mma_split_context.
+  // target's short_mma_split_context (if short mode streams below it).
   const auto streamsKv = [](const plan::TaskRecord &r) { return r.flags & plan::kFlagStreamKv; };
   if (std::any_of(p.tasks.begin(), p.tasks.end(), streamsKv)) {
     p.attention.streamKvContext = t.streamKvContext;
@@ -359,6 +359,7 @@ std::optional<plan::Plan> PlanBuilder::build() {
           return r.opcode != uint16_t(plan::Opcode::Attention) || streamsKv(r);
         });
     if (p.attention.shortMmaContext != 0 && everyAttentionStreams &&
+        p.attention.shortMmaContext < t.shortMmaSplitContext &&
         t.shortMmaSplitContext > p.attention.splitContext)
       p.attention.splitContext = t.shortMmaSplitContext;
   }

@@ -135,10 +135,6 @@ int run(const Options &opts) {
                                         : ti::readTargetFile(opts.targetFile);
   if (!target)
     return fail(target.status().message());
-  if (opts.attentionSplitContext) { // The split of every plan, short mode's form whatever.
-    target->attentionSplitContext = opts.attentionSplitContext;
-    target->shortMmaSplitContext = 0;
-  }
   if (!opts.execution.empty()) {
     const auto model = opts.execution == "stream" ? ti::plan::ExecutionModel::Stream
                                                   : ti::plan::ExecutionModel::Plain;
@@ -155,6 +151,10 @@ int run(const Options &opts) {
   if (!opts.handOffs.empty() && !ti::parseHandOffs(opts.handOffs, target->handOffs))
     return fail("--hand-offs: '" + opts.handOffs + "' is not grid or tags");
   // After the model switch, which takes the stream worker's own choice.
+  if (opts.attentionSplitContext) { // The split of every plan, short mode's form whatever.
+    target->attentionSplitContext = opts.attentionSplitContext;
+    target->shortMmaSplitContext = 0;
+  }
   if (opts.streamKvContext)
     target->streamKvContext = *opts.streamKvContext;
   if (opts.shortMmaContext)
