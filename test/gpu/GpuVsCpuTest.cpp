@@ -572,8 +572,9 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithTheOneBsKvRowsThroughTheStream) {
 
 // Short mode's streamed rows in several blocks a step, as the stream worker's
 // plans take them up to their split of 384 (short_mma_split_context): with
-// 8 KB stages a block is 64 of the 1B's positions (two from context 65 on) and
-// 32 of the 3B's (head_dim 128: two from 33, three from 65, four from 97).
+// 8 KB stages a block is 64 of the 1B's cached positions (two from context
+// 66 on) and 32 of the 3B's (head_dim 128: two from 34, three from 66, four
+// from 98).
 TEST_P(StreamGpuVsCpuModelTest, MatchesTheCpuInShortModeOverSeveralBlocksOnTheTensorCores) {
   const char *keys = "\"stream_stage_bytes\": 8192, "
                      "\"stream_ring_bytes\": 49152, \"stream_min_ring_bytes\": 32768, "
