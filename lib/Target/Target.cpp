@@ -113,8 +113,8 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // 113 (docs/PERFORMANCE.md, step 33).
   t.shortMmaContext = stream ? 64 : 0;
   // With short mode on the tensor cores, the split above 384 positions
-  // rather than 128: on an H100 the 1B's step 2.0-2.2% faster at 128-256
-  // cached positions and 0.8% at 320, the 8B's 2.7% at 128, 2.1% at 256 and
+  // rather than 128: on an H100 the 1B's step 2.1-2.3% faster at 128-256
+  // cached positions and 0.9% at 320, the 8B's 2.7% at 128, 2.1% at 256 and
   // 1.6% at 320, the same at 1 and from 384 on (long mode there either way;
   // docs/PERFORMANCE.md, step 34).
   t.shortMmaSplitContext = stream ? 384 : 0;
