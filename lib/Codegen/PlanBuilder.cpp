@@ -359,9 +359,8 @@ std::optional<plan::Plan> PlanBuilder::build() {
           return r.opcode != uint16_t(plan::Opcode::Attention) || streamsKv(r);
         });
     if (p.attention.shortMmaContext != 0 && everyAttentionStreams &&
-        p.attention.shortMmaContext < t.shortMmaSplitContext &&
-        t.shortMmaSplitContext > p.attention.splitContext)
-      p.attention.splitContext = t.shortMmaSplitContext;
+        p.attention.shortMmaContext < t.shortMmaSplitContext)
+      p.attention.splitContext = std::max(p.attention.splitContext, t.shortMmaSplitContext);
   }
   narrowRingForTasks();
   if (!fitsTheWorker())

@@ -723,20 +723,25 @@ TEST(PlanVerifierTest, AStreamPlanIsValid) {
   EXPECT_TRUE(isValid(p));
 }
 
+/// The stream plan with worker 0's attention task streaming its K/V rows
+/// through stages of `stageBytes`.
+Plan streamPlanWithStreamedKv(uint32_t stageBytes) {
+  Plan p = streamPlan();
+  p.stream.stageBytes = stageBytes;
+  taskOf(p, Opcode::Attention, 0).flags |= kFlagStreamKv;
+  return p;
+}
+
 TEST(PlanVerifierTest, StreamedKvRowsNeedAStageOfABlock) {
   // The tiny plan's attention rows are 8 bf16 (16 bytes): a block of 32 of
   // them needs stages of 512 bytes.
-  Plan p = streamPlan();
-  p.stream.stageBytes = 512;
-  taskOf(p, Opcode::Attention, 0).flags |= kFlagStreamKv;
+  Plan p = streamPlanWithStreamedKv(512);
   EXPECT_TRUE(isValid(p));
   p.stream.stageBytes = 256;
   EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0) + " streams its K/V rows (stream_kv) "
                            "but a stage of 256 bytes holds fewer than 32 rows of 16 bytes"}));
   // The value pass puts headDim / 8 lanes on a row: 8 times a power of two.
-  p = streamPlan();
-  p.stream.stageBytes = 4096;
-  taskOf(p, Opcode::Attention, 0).flags |= kFlagStreamKv;
+  p = streamPlanWithStreamedKv(4096);
   taskOf(p, Opcode::Attention, 0).geometry.headDim = 24;
   EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0) + " streams its K/V rows (stream_kv) "
                            "but its head_dim 24 is not 8, 16, 32, 64, 128 or 256"}));
@@ -752,9 +757,7 @@ TEST(PlanVerifierTest, StreamedKvRowsNeedAStageOfABlock) {
 TEST(PlanVerifierTest, ShortModeStreamsOnlyHeadsOfTheTensorCoresForm) {
   // The tiny plan's heads have 8 dimensions: the tensor cores' form takes 64
   // or 128, in groups of up to 4 (WorkerLayout.h).
-  Plan p = streamPlan();
-  p.stream.stageBytes = 4096;
-  taskOf(p, Opcode::Attention, 0).flags |= kFlagStreamKv;
+  Plan p = streamPlanWithStreamedKv(4096);
   EXPECT_TRUE(isValid(p));
   p.attention.shortMmaContext = 64;
   EXPECT_TRUE(hasError(p, {named(p, Opcode::Attention, 0) +
