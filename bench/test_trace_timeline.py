@@ -103,6 +103,20 @@ class HandMadeTrace(unittest.TestCase):
         self.assertEqual((tasks["attention chunks 1+"]["tasks"],
                           tasks["attention chunks 1+"]["max_us"]), (1, 3))
 
+    def test_inputs_by_wave(self):
+        # No marks in the hand-made trace: no rows, and no table printed.
+        acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
+        self.assertEqual(tt.inputs_by_wave(acc), {})
+        # w0's attention task (1.5 us) marked its inputs at 0.5, w1's (3 us) at 2.
+        events = [dict(e, args=dict(e["args"])) for e in THREE_WAVES]
+        for e, mark in zip([e for e in events if e["cat"] == "attention"], (0.5, 2.0)):
+            e["args"]["inputs_us"] = mark
+        rows = tt.inputs_by_wave(tt.account(events, bandwidth_gbs=1.0))
+        self.assertEqual(list(rows), ["a"])  # "L0.a" without its layer.
+        r = rows["a"]
+        self.assertEqual((r["tasks"], r["median_us"], r["inputs_median_us"], r["work_median_us"]),
+                         (2, 2.25, 1.25, 1.0))
+
     def test_streams_by_wave(self):
         acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
         # Only wave 0 streams: tasks of 5 and 6 us, 1,000 bytes each; two

@@ -376,6 +376,28 @@ def streams_by_wave(acc):
     return out
 
 
+def inputs_by_wave(acc):
+    """Where a task's time goes, by wave name (a layer's waves as one), over
+    the tasks that marked their inputs' arrival (args.inputs_us: the
+    worker's WeightStream::inputsReady): the medians of the task, of its
+    start to that mark (waiting for the inputs, loading them, their norm or
+    rotations) and of the mark to its end (the work on them). Empty for a
+    trace without the marks."""
+    rows = {}
+    for w in acc.waves:
+        for t in w.tasks:
+            inputs = t.get("args", {}).get("inputs_us")
+            if inputs is None:
+                continue
+            r = rows.setdefault(pattern_of(w.name), {"task": [], "inputs": [], "work": []})
+            r["task"].append(t["dur"])
+            r["inputs"].append(inputs)
+            r["work"].append(t["dur"] - inputs)
+    return {name: {"tasks": len(r["task"]), "median_us": median(r["task"]),
+                   "inputs_median_us": median(r["inputs"]),
+                   "work_median_us": median(r["work"])} for name, r in rows.items()}
+
+
 def critical_by_wave(acc):
     """Each wave's time on the step's critical path, by wave name (a layer's
     waves as one): from the last task of the wave before it to its own last
@@ -445,6 +467,7 @@ def to_json(acc):
         "barriers_by_opcode": barriers_by_opcode(acc),
         "tasks_by_opcode": tasks_by_opcode(acc),
         "streams_by_wave": streams_by_wave(acc),
+        "inputs_by_wave": inputs_by_wave(acc),
         "critical_by_wave": critical_by_wave(acc),
         "late_workers": late_workers(acc),
     }
@@ -494,6 +517,13 @@ def print_report(acc, out=None):
     for name, r in j["streams_by_wave"].items():
         print(f"  {name:<14} {r['tasks']:>6} {r['median_us']:8.2f} {r['median_bytes']:10.0f} "
               f"{r['gbs']:7.1f} {r['of_share']:7.2f}", file=out)
+    if j["inputs_by_wave"]:
+        print("tasks by wave, to their inputs and after (medians, us; the tasks that marked "
+              "their inputs' arrival):", file=out)
+        print(f"  {'wave':<14} {'tasks':>6} {'task':>8} {'inputs':>8} {'work':>8}", file=out)
+        for name, r in j["inputs_by_wave"].items():
+            print(f"  {name:<14} {r['tasks']:>6} {r['median_us']:8.2f} "
+                  f"{r['inputs_median_us']:8.2f} {r['work_median_us']:8.2f}", file=out)
     print("waves on the critical path (the wave before's last task to this wave's last "
           "task; medians; ideal: its largest task's bytes at a worker's share):", file=out)
     print(f"  {'wave':<14} {'waves':>5} {'us':>8} {'ideal us':>9} {'above us':>9}", file=out)

@@ -28,10 +28,15 @@ std::string ti::traceToChromeJson(const plan::Plan &plan,
                       {"pid", 0},
                       {"tid", w},
                       {"args", {{"name", "worker " + std::to_string(w)}}}});
+    // A task's TaskInputs event, folded into the task's own as args.inputs_us.
+    const TraceEvent *inputs = nullptr;
     for (const TraceEvent &e : workers[w]) {
       json args;
       std::string name, category;
       switch (static_cast<TraceKind>(e.kind)) {
+      case TraceKind::TaskInputs:
+        inputs = &e;
+        continue;
       case TraceKind::Task: {
         if (e.index >= plan.tasks.size())
           continue;
@@ -45,6 +50,9 @@ std::string ti::traceToChromeJson(const plan::Plan &plan,
                 {"rows", {t.rowBegin, t.rowEnd}},
                 {"weight_bytes", t.weightBytes},
                 {"kind", op ? plan::opcodeKindName(plan::opcodeKind(plan::Opcode(t.opcode))) : "?"}};
+        if (inputs != nullptr && inputs->index == e.index && inputs->begin == e.begin)
+          args["inputs_us"] = double(inputs->end - inputs->begin) / 1000.0;
+        inputs = nullptr;
         // Which kv head and chunk: in short mode only chunk 0's tasks work.
         if (plan::Opcode(t.opcode) == plan::Opcode::Attention) {
           args["kv_head"] = t.aux[0];

@@ -5,7 +5,9 @@
 // one process, one thread per worker ("worker N"), a complete event ("ph":
 // "X") per task, grid barrier and selection, timestamps in microseconds from
 // the step's first event. Each event's args name the wave, the opcode, the
-// task and its rows, so a script can do the accounting from the JSON alone.
+// task and its rows, so a script can do the accounting from the JSON alone;
+// a task that marked its inputs' arrival (TraceKind::TaskInputs) also has
+// args.inputs_us, the microseconds from its start to that mark.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_RUNTIME_TRACE_H

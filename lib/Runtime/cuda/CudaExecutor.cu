@@ -567,10 +567,12 @@ Status CudaExecutor::setTrace(bool on) {
   if (blocks < 1)
     return Status::error("the traced worker cannot run one block per SM with this plan's " +
                          std::to_string(m.sharedBytes) + " bytes of shared memory");
-  // A worker records at most its tasks, one barrier per wave, the step's
-  // closing barrier and the selection.
+  // A worker records at most two events a task (its inputs' arrival and the
+  // task), one barrier per wave, the step's closing barrier and the
+  // selection.
   const plan::Plan &p = m.lp->plan;
-  m.traceCapacity = plan::mostTasksPerWorker(p) + static_cast<uint32_t>(p.waves.size()) + 2;
+  m.traceCapacity =
+      2 * plan::mostTasksPerWorker(p) + static_cast<uint32_t>(p.waves.size()) + 2;
   // Both buffers or neither: launch() traces when traceEvents is set.
   TraceEvent *events = nullptr;
   uint32_t *counts = nullptr;

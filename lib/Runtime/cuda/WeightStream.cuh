@@ -35,6 +35,7 @@
 #include "Config.cuh"
 #include "Schedule.cuh"
 #include "Sync.cuh"
+#include "TraceMarks.cuh"
 
 #include "ti/Plan/AttentionLayout.h"
 #include "ti/Plan/Execution.h"
@@ -126,11 +127,15 @@ public:
 #if TI_WORKER_STREAM
   /// `waits` false: the stages are read without waiting for them or
   /// releasing them (WorkerMode::ComputeOnly, where nothing fills the ring).
+  /// `marksInputs`: inputsReady() stamps traceInputsAt (the traced
+  /// kernel's, a constant there: false compiles the stamp to nothing).
   __device__ WeightStream(const uint8_t *weights, const Ring &ring, uint32_t rowPartBytes,
-                          bool waits)
-      : base_(weights), ring_(ring), rowPartBytes_(rowPartBytes), waits_(waits) {}
+                          bool waits, bool marksInputs)
+      : base_(weights), marksInputs_(marksInputs), ring_(ring), rowPartBytes_(rowPartBytes),
+        waits_(waits) {}
 #else
-  __device__ explicit WeightStream(const uint8_t *weights) : base_(weights) {}
+  __device__ WeightStream(const uint8_t *weights, bool marksInputs)
+      : base_(weights), marksInputs_(marksInputs) {}
 #endif
 
   __device__ void beginTask(const plan::TaskRecord &) {}
@@ -153,13 +158,14 @@ public:
   }
   /// Every consumer thread, once its task has every input it waits for.
   __device__ __forceinline__ void inputsReady() {
+    stampInputs();
     if (threadIdx.x == 0 && pending_) {
       consumerWave_->publish(pendingWave_);
       pending_ = false;
     }
   }
 #else
-  __device__ void inputsReady() {}
+  __device__ __forceinline__ void inputsReady() { stampInputs(); }
 #endif
 
 #if TI_WORKER_STREAM
@@ -239,7 +245,14 @@ public:
   }
 
 private:
+  /// The tracer's mark: thread 0's first arrival in the task.
+  __device__ __forceinline__ void stampInputs() {
+    if (marksInputs_ && threadIdx.x == 0 && traceInputsAt == 0)
+      traceInputsAt = globalTimer();
+  }
+
   const uint8_t *base_;
+  bool marksInputs_;
 #if TI_WORKER_STREAM
   Ring ring_;
   uint32_t rowPartBytes_;

@@ -40,6 +40,7 @@
 #include "KernelArgs.h"
 #include "Schedule.cuh"
 #include "Sync.cuh"
+#include "TraceMarks.cuh"
 #include "WeightStream.cuh"
 #include "ops/Attention.cuh"
 #include "ops/Common.cuh"
@@ -180,13 +181,6 @@ struct StaticShared {
 };
 static_assert(sizeof(StaticShared) <= kStaticSharedBytes, "within the static shared budget");
 
-/// The global timer (ns), the same clock on every SM.
-__device__ __forceinline__ uint64_t globalTimer() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 /// Thread 0's record of one traced step, in the traced instantiation of the
 /// kernel only (kEnabled); in the other every call compiles to nothing, so a
 /// launch without tracing runs exactly the kernel a build without the tracer
@@ -198,10 +192,10 @@ template <bool kEnabled> struct Tracer {
   const bool on;
   uint64_t &began;
   uint32_t &count;
-  __device__ Tracer(const KernelArgs &args, int32_t step, uint64_t &beganSlot, uint32_t &countSlot)
+  __device__ Tracer(const KernelArgs &args, int32_t step, StaticShared &shared)
       : a(args),
         on(kEnabled && args.trace != nullptr && step == args.traceStep && threadIdx.x == 0),
-        began(beganSlot), count(countSlot) {
+        began(shared.traceBegan), count(shared.traceCount) {
     if (on)
       count = 0;
   }
@@ -213,6 +207,20 @@ template <bool kEnabled> struct Tracer {
     if (on && count < a.traceCapacity)
       a.trace[uint64_t(blockIdx.x) * a.traceCapacity + count++] =
           TraceEvent{began, globalTimer(), static_cast<uint32_t>(kind), index};
+  }
+  /// A task's events: from its start to its inputs' arrival (if the task
+  /// stamped it: TraceMarks.cuh), then the whole task.
+  __device__ __forceinline__ void beginTask() {
+    if (on) {
+      traceInputsAt = 0;
+      began = globalTimer();
+    }
+  }
+  __device__ __forceinline__ void endTask(uint32_t index) {
+    if (on && traceInputsAt != 0 && count < a.traceCapacity)
+      a.trace[uint64_t(blockIdx.x) * a.traceCapacity + count++] =
+          TraceEvent{began, traceInputsAt, static_cast<uint32_t>(TraceKind::TaskInputs), index};
+    end(TraceKind::Task, index);
   }
   __device__ void finish() {
     if (on)
@@ -271,12 +279,12 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     return;
   }
   claimConsumerRegisters();
-  WeightStream ws(a.weights, ring, a.rowPartBytes, !computeOnly);
+  WeightStream ws(a.weights, ring, a.rowPartBytes, !computeOnly, kTraced);
 #else
   uint8_t *scheduleAt = reinterpret_cast<uint8_t *>(dynamicShared);
   const uint8_t *barrierKinds = loadBarrierKinds(a, scheduleAt);
   blockBarrier();
-  WeightStream ws(a.weights);
+  WeightStream ws(a.weights, kTraced);
 #endif
   const Scratch scratch{reinterpret_cast<float *>(scheduleAt + a.scheduleBytes), shared.warpSum};
   GridBarrier grid(a.barrierCounter, &shared.arrivals);
@@ -289,7 +297,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
 
   uint32_t k = 0; // Tasks begun in the launch: record k is the window's.
   for (int32_t s = 0;; ++s) {
-    Tracer<kTraced> trace(a, s, shared.traceBegan, shared.traceCount);
+    Tracer<kTraced> trace(a, s, shared);
     trace.begin();
     if (selectStep(a, s, &shared.token) < 0)
       break;
@@ -320,7 +328,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       for (; next < last - first && window.at(k).wave == wave; ++next, ++k) {
         const plan::TaskRecord &t = window.at(k);
         window.beginTask(k);
-        trace.begin();
+        trace.beginTask();
         if (runTasks)
           runTask(a, t, step, ws, scratch);
 #if TI_WORKER_STREAM
@@ -331,7 +339,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
 #endif
         window.endTask();
         blockBarrier(); // The next task reuses the shared memory; its record has landed.
-        trace.end(TraceKind::Task, first + next);
+        trace.endTask(first + next);
       }
       const auto kind = static_cast<plan::BarrierKind>(barrierKinds[wave]);
       closed = barriers && (kind == plan::BarrierKind::Grid ||

@@ -67,3 +67,25 @@ TEST(TraceTest, NamesAnAttentionTasksKvHeadAndChunk) {
     }
   EXPECT_EQ(found, 1);
 }
+
+TEST(TraceTest, FoldsATasksInputsMarkIntoItsEvent) {
+  plan::Plan p;
+  p.waves = {plan::Wave{"L0.a", plan::BarrierKind::Tagged}};
+  plan::TaskRecord t{};
+  t.opcode = static_cast<uint16_t>(plan::Opcode::Attention);
+  p.tasks = {t, t};
+  // Task 0 marked its inputs 1.25 us after its start; task 1 marked none.
+  std::vector<std::vector<TraceEvent>> workers = {
+      {TraceEvent{2000, 3250, uint32_t(TraceKind::TaskInputs), 0},
+       TraceEvent{2000, 6000, uint32_t(TraceKind::Task), 0},
+       TraceEvent{6000, 9000, uint32_t(TraceKind::Task), 1}}};
+  nlohmann::json j = nlohmann::json::parse(traceToChromeJson(p, workers));
+  std::vector<nlohmann::json> complete;
+  for (const auto &e : j["traceEvents"])
+    if (e["ph"] == "X")
+      complete.push_back(e);
+  ASSERT_EQ(complete.size(), 2u); // The mark is no event of its own.
+  EXPECT_DOUBLE_EQ(complete[0]["args"]["inputs_us"].get<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(complete[0]["dur"].get<double>(), 4.0);
+  EXPECT_FALSE(complete[1]["args"].contains("inputs_us"));
+}
