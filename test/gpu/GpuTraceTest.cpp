@@ -44,7 +44,8 @@ protected:
                                         .sharedBytes)
                : "";
     const auto dir = scratchDir("ti-gpu-trace");
-    const std::string target = writeTarget(dir / "target.json", device.arch, device.smCount, shared);
+    const std::string target =
+        writeTarget(dir / "target.json", device.arch, device.smCount, shared);
     return test::compileModelPlan(
         "models/tiny.graph", dir / "plan",
         "--target-file " + target + " --attention-split-context " + std::to_string(kSplitContext) +

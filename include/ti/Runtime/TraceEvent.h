@@ -3,9 +3,10 @@
 // One interval of one worker's step, timed with the GPU's global timer (ns,
 // one clock for every SM): a task (from its first instruction to the block
 // barrier after it), the part of a task before its inputs had come, a grid
-// barrier (from arrival to release), or the step's token selection. Written by thread 0 of each worker when a launch is traced
-// (CudaExecutor::setTrace), read back by the host, turned into Chrome/Perfetto
-// trace JSON by ti/Runtime/Trace.h.
+// barrier (from arrival to release), or the step's token selection. Written
+// by thread 0 of each worker when a launch is traced (CudaExecutor::setTrace),
+// read back by the host, turned into Chrome/Perfetto trace JSON by
+// ti/Runtime/Trace.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_RUNTIME_TRACEEVENT_H
@@ -21,8 +22,9 @@ enum class TraceKind : uint32_t {
   Select = 2,      // index: the step.
   // index: a task, as Task's; from the task's start to when thread 0 passed
   // WeightStream::inputsReady (its inputs waited for and loaded, and their
-  // norm or rotations done). Recorded just before that task's Task event,
-  // by tasks that mark it (every opcode does; none in the stream-only mode).
+  // norm or rotations done). Recorded just before that task's Task event by
+  // every task but nop and select_token (they have no inputs), except in the
+  // stream-only mode (which runs no task).
   TaskInputs = 3,
 };
 

@@ -13,7 +13,8 @@
 // Shared memory of one worker:
 //   static   the block reductions' per-warp slots, the step's token, the task
 //            records' windows (Worker.cu, ops/Common.cuh, Schedule.cuh), the
-//            Stream worker's ring barriers: kStaticSharedBytes at most;
+//            Stream worker's ring barriers, the traced kernel's mark
+//            (TraceMarks.cuh): kStaticSharedBytes at most;
 //   dynamic  the Stream worker's ring, the worker's schedule (the waves'
 //            barrier kinds), then one float array reused by every task, laid
 //            out as ti/Plan/WorkerLayout.h says for this worker's kThreads.

@@ -23,7 +23,8 @@ __device__ __forceinline__ uint64_t globalTimer() {
   return t;
 }
 
-/// Thread 0's: when the open task's inputs came; 0 until they have.
+/// Thread 0's: when the open task's inputs came. The Tracer clears it at a
+/// traced task's start (in other steps it keeps a stale value, never read).
 __shared__ uint64_t traceInputsAt;
 
 TI_WORKER_NAMESPACE_END

@@ -127,8 +127,10 @@ public:
 #if TI_WORKER_STREAM
   /// `waits` false: the stages are read without waiting for them or
   /// releasing them (WorkerMode::ComputeOnly, where nothing fills the ring).
-  /// `marksInputs`: inputsReady() stamps traceInputsAt (the traced
-  /// kernel's, a constant there: false compiles the stamp to nothing).
+  /// `marksInputs`: inputsReady() stamps traceInputsAt. The worker passes
+  /// its kernel's kTraced, a constant once the ops are inlined (they are:
+  /// runTask), so false compiles the stamp to nothing; a template parameter
+  /// would make every op a template for one branch.
   __device__ WeightStream(const uint8_t *weights, const Ring &ring, uint32_t rowPartBytes,
                           bool waits, bool marksInputs)
       : base_(weights), marksInputs_(marksInputs), ring_(ring), rowPartBytes_(rowPartBytes),

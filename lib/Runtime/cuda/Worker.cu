@@ -179,7 +179,8 @@ struct StaticShared {
   uint32_t traceCount;   // Events recorded this step (thread 0 only).
   uint64_t traceBegan;   // The open event's start (thread 0 only).
 };
-static_assert(sizeof(StaticShared) <= kStaticSharedBytes, "within the static shared budget");
+static_assert(sizeof(StaticShared) + sizeof(traceInputsAt) <= kStaticSharedBytes,
+              "within the static shared budget (the traced kernel's mark too)");
 
 /// Thread 0's record of one traced step, in the traced instantiation of the
 /// kernel only (kEnabled); in the other every call compiles to nothing, so a

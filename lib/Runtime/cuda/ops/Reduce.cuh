@@ -16,7 +16,8 @@
 TI_WORKER_NAMESPACE_BEGIN
 
 __device__ void runReduceResidual(const KernelArgs &a, const plan::TaskRecord &t, const Step &,
-                                  WeightStream &, const Scratch &s) {
+                                  WeightStream &ws, const Scratch &s) {
+  ws.inputsReady(); // Plain reads behind a grid barrier: they are here.
   const uint32_t h = t.aux[0], parts = t.aux[1];
   const uint32_t rows = t.rowEnd - t.rowBegin;
   const float *partials = arenaF32(a, t.in[0]);
