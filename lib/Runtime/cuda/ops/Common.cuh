@@ -183,6 +183,26 @@ __device__ __forceinline__ Bf16x8 loadArenaBf16x8(const uint16_t *p) {
   return Bf16x8{{v.x, v.y, v.z, v.w}};
 }
 
+/// Asks L2 for the lines that hold two byte ranges [a, a + bytes) and
+/// [b, b + bytes) (bytes > 0), the block's threads a line each in turn, and
+/// waits for nothing: a hint that starts reads from HBM early, not a load
+/// (L2 is where the SMs' writes meet, so a prefetched line is never stale).
+/// No line past either range: the caches' last rows end their allocation.
+__device__ __forceinline__ void prefetchL2Pair(const void *a, const void *b, uint64_t bytes) {
+  constexpr uintptr_t kLine = 128; // Bytes of an L2 line.
+  const uintptr_t firstA = reinterpret_cast<uintptr_t>(a) & ~(kLine - 1);
+  const uintptr_t firstB = reinterpret_cast<uintptr_t>(b) & ~(kLine - 1);
+  const uint32_t linesA =
+      uint32_t(((reinterpret_cast<uintptr_t>(a) + bytes - 1) & ~(kLine - 1)) - firstA) / kLine + 1;
+  const uint32_t linesB =
+      uint32_t(((reinterpret_cast<uintptr_t>(b) + bytes - 1) & ~(kLine - 1)) - firstB) / kLine + 1;
+  for (uint32_t i = threadIdx.x; i < linesA + linesB; i += kThreads) {
+    const uintptr_t line = i < linesA ? firstA + uintptr_t(i) * kLine
+                                      : firstB + uintptr_t(i - linesA) * kLine;
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
+  }
+}
+
 /// acc + sum_e w[e] * x[e], e = 0..7 in order (x = lo, hi).
 __device__ __forceinline__ float dot8(const Bf16x8 &w, const float4 &lo, const float4 &hi,
                                       float acc) {
