@@ -97,13 +97,16 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // context 1 (docs/PERFORMANCE.md, step 8). The Plain worker keeps the
   // post's grid barriers.
   t.handOffs = stream ? HandOffs::Tags : HandOffs::Grid;
-  // Attention's cached K/V rows through the weight stream above 1,024
-  // positions: on the H200 the 1B 5.5% faster at 2,048 and 4,096, the 8B
-  // 4.8% and 7.2%; with the 1B's 16 chunks of 64 positions or fewer a task's
-  // two stage waits cost more than its own loads (docs/PERFORMANCE.md,
-  // steps 13 and 14).
+  // Attention's cached K/V rows through the weight stream above 640
+  // positions: on the H200 the 1B 5.5% faster at 2,048 and 4,096 than with
+  // plain loads, the 8B 4.8% and 7.2% (docs/PERFORMANCE.md, steps 13 and
+  // 14). Below, a chunk task's two stage waits cost more than its own loads,
+  // which the task asks of L2 at its start (ops/Attention.cuh): on an H100,
+  // against streaming above 1,024, the 1B 0.6-1.6% faster at 640-768 cached
+  // positions and 2.6% at 896, the 8B 1.0-1.3% at 768-896; streaming from
+  // 512 instead cost the 8B 0.4-0.8% at 512 (docs/PERFORMANCE.md, step 35).
   t.streamKv = stream;
-  t.streamKvContext = stream ? 1024 : 0;
+  t.streamKvContext = stream ? 640 : 0;
   // Short mode's rows streamed to the tensor cores above 64 positions: below,
   // those passes' fixed cost (one block of tiles, the warps' states merged)
   // outweighs one warp a query head (AttentionShort.cuh). On an H100, with the rows read from the
