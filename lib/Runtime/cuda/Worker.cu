@@ -205,9 +205,8 @@ template <bool kEnabled> struct Tracer {
       began = globalTimer();
   }
   __device__ __forceinline__ void end(TraceKind kind, uint32_t index) {
-    if (on && count < a.traceCapacity)
-      a.trace[uint64_t(blockIdx.x) * a.traceCapacity + count++] =
-          TraceEvent{began, globalTimer(), static_cast<uint32_t>(kind), index};
+    if (on)
+      record(globalTimer(), kind, index);
   }
   /// A task's events: from its start to its inputs' arrival (if the task
   /// stamped it: TraceMarks.cuh), then the whole task.
@@ -218,14 +217,21 @@ template <bool kEnabled> struct Tracer {
     }
   }
   __device__ __forceinline__ void endTask(uint32_t index) {
-    if (on && traceInputsAt != 0 && count < a.traceCapacity)
-      a.trace[uint64_t(blockIdx.x) * a.traceCapacity + count++] =
-          TraceEvent{began, traceInputsAt, static_cast<uint32_t>(TraceKind::TaskInputs), index};
+    if (on && traceInputsAt != 0)
+      record(traceInputsAt, TraceKind::TaskInputs, index);
     end(TraceKind::Task, index);
   }
   __device__ void finish() {
     if (on)
       a.traceCounts[blockIdx.x] = count;
+  }
+
+private:
+  /// The event from the open one's start to `until`, while the buffer has room.
+  __device__ __forceinline__ void record(uint64_t until, TraceKind kind, uint32_t index) {
+    if (count < a.traceCapacity)
+      a.trace[uint64_t(blockIdx.x) * a.traceCapacity + count++] =
+          TraceEvent{began, until, static_cast<uint32_t>(kind), index};
   }
 };
 

@@ -190,12 +190,16 @@ __device__ __forceinline__ Bf16x8 loadArenaBf16x8(const uint16_t *p) {
 /// No line past either range: the caches' last rows end their allocation.
 __device__ __forceinline__ void prefetchL2Pair(const void *a, const void *b, uint64_t bytes) {
   constexpr uintptr_t kLine = 128; // Bytes of an L2 line.
-  const uintptr_t firstA = reinterpret_cast<uintptr_t>(a) & ~(kLine - 1);
-  const uintptr_t firstB = reinterpret_cast<uintptr_t>(b) & ~(kLine - 1);
-  const uint32_t linesA =
-      uint32_t(((reinterpret_cast<uintptr_t>(a) + bytes - 1) & ~(kLine - 1)) - firstA) / kLine + 1;
-  const uint32_t linesB =
-      uint32_t(((reinterpret_cast<uintptr_t>(b) + bytes - 1) & ~(kLine - 1)) - firstB) / kLine + 1;
+  // A range's first line, and how many lines from there hold it.
+  const auto firstLine = [](const void *p) {
+    return reinterpret_cast<uintptr_t>(p) & ~(kLine - 1);
+  };
+  const auto lines = [&](const void *p) {
+    return uint32_t(((reinterpret_cast<uintptr_t>(p) + bytes - 1) & ~(kLine - 1)) - firstLine(p)) /
+               kLine + 1;
+  };
+  const uintptr_t firstA = firstLine(a), firstB = firstLine(b);
+  const uint32_t linesA = lines(a), linesB = lines(b);
   for (uint32_t i = threadIdx.x; i < linesA + linesB; i += kThreads) {
     const uintptr_t line = i < linesA ? firstA + uintptr_t(i) * kLine
                                       : firstB + uintptr_t(i - linesA) * kLine;
