@@ -102,9 +102,10 @@ Target Target::withExecution(plan::ExecutionModel model) const {
   // plain loads, the 8B 4.8% and 7.2% (docs/PERFORMANCE.md, steps 13 and
   // 14). Below, a chunk task's two stage waits cost more than its own loads,
   // which the task asks of L2 at its start (ops/Attention.cuh): on an H100,
-  // against streaming above 1,024, the 1B 0.6-1.6% faster at 640-768 cached
-  // positions and 2.6% at 896, the 8B 1.0-1.3% at 768-896; streaming from
-  // 512 instead cost the 8B 0.4-0.8% at 512 (docs/PERFORMANCE.md, step 35).
+  // against streaming above 1,024, the 1B 0.4-0.8% faster at 640 cached
+  // positions, 1.3-1.8% at 768 and 2.6-2.8% at 896, the 8B 1.0-1.3% at 768
+  // and 0.9-1.1% at 896; streaming from 512 instead cost the 8B 0.4-0.8% at
+  // 512 (docs/PERFORMANCE.md, step 35).
   t.streamKv = stream;
   t.streamKvContext = stream ? 640 : 0;
   // Short mode's rows streamed to the tensor cores above 64 positions: below,
