@@ -2,7 +2,8 @@
 //
 // Skips the test where there is no CUDA GPU (ctest reports it as skipped),
 // reads device 0's properties, hands out scratch folders that are removed
-// after the test, and writes target files for this device.
+// after the test, and writes target files for this device; the tokens the
+// tests feed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_TEST_GPU_GPUTEST_H
@@ -19,6 +20,13 @@
 #include <vector>
 
 namespace ti::test {
+
+/// The token the GPU tests feed at step `pos`: bos, then a spread over the
+/// vocabulary (not the greedy tokens: with random weights the tiny model's
+/// greedy choice repeats its input, and attention would see identical rows).
+inline int32_t feedToken(const LoadedPlan &lp, int32_t pos) {
+  return pos == 0 ? lp.plan.model.bos : int32_t((pos * 37 + 11) % lp.plan.model.vocab);
+}
 
 class GpuTest : public ::testing::Test {
 protected:
@@ -58,6 +66,15 @@ protected:
                         << ", \"bandwidth_gbs\": 1000" << (extra.empty() ? "" : ", ") << extra
                         << "}\n";
     return path.string();
+  }
+
+  /// The stream worker's shared memory on this GPU, as a target key (the
+  /// ring needs more than a target file's sm_86 default).
+  std::string streamSharedKey() const {
+    return "\"shared_bytes_per_worker\": " +
+           std::to_string(
+               CudaExecutor::workerLimits(device.sharedPerBlockOptin, plan::ExecutionModel::Stream)
+                   .sharedBytes);
   }
 
   CudaDeviceInfo device;

@@ -37,12 +37,7 @@ protected:
   /// stream (the stream worker's shared memory as its target key).
   std::shared_ptr<const LoadedPlan> tinyPlan(plan::ExecutionModel execution) {
     const bool stream = execution == plan::ExecutionModel::Stream;
-    const std::string shared =
-        stream ? "\"shared_bytes_per_worker\": " +
-                     std::to_string(CudaExecutor::workerLimits(device.sharedPerBlockOptin,
-                                                               plan::ExecutionModel::Stream)
-                                        .sharedBytes)
-               : "";
+    const std::string shared = stream ? streamSharedKey() : "";
     const auto dir = scratchDir("ti-gpu-trace");
     const std::string target =
         writeTarget(dir / "target.json", device.arch, device.smCount, shared);
@@ -70,8 +65,7 @@ protected:
       args.maxSteps = 2;
       args.maxNew = 1;
       for (int32_t i = 0; i < 2; ++i)
-        args.prompt[i] = pos + i == 0 ? lp->plan.model.bos
-                                      : int32_t(((pos + i) * 37 + 11) % lp->plan.model.vocab);
+        args.prompt[i] = test::feedToken(*lp, pos + i);
       auto state = (*gpu)->launch(args);
       ASSERT_TRUE(state.ok()) << state.status().message();
       ASSERT_EQ(state->error, 0);

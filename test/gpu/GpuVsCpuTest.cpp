@@ -94,13 +94,6 @@ protected:
     if (!IsSkipped() && device.arch != "sm_90")
       GTEST_SKIP() << "the stream worker needs sm_90; " << device.arch << " has no bulk copies";
   }
-  /// The stream worker's shared memory on this GPU, as a target key.
-  std::string streamSharedKey() const {
-    return "\"shared_bytes_per_worker\": " +
-           std::to_string(
-               CudaExecutor::workerLimits(device.sharedPerBlockOptin, plan::ExecutionModel::Stream)
-                   .sharedBytes);
-  }
   /// A plan for the stream worker on this GPU: its shared memory (the ring
   /// needs more than the target file's sm_86 default) and `targetKeys`.
   std::shared_ptr<const LoadedPlan> streamPlan(const std::string &graph = "models/tiny.graph",
@@ -131,10 +124,7 @@ protected:
   }
 };
 
-/// The token fed at step `pos`: bos, then a spread over the vocabulary.
-int32_t feedToken(const LoadedPlan &lp, int32_t pos) {
-  return pos == 0 ? lp.plan.model.bos : int32_t((pos * 37 + 11) % lp.plan.model.vocab);
-}
+using test::feedToken;
 
 /// One step at `pos` feeding `token` that also selects the next token in the
 /// executor (maxNew = 1): returns the launch's state.
