@@ -19,12 +19,13 @@
 //    and a MergeAttention stage right after merges them by their statistics,
 //    in a fixed order, into the output (its tasks do nothing in short mode).
 //    So the consumer of the output (the Wo GEMV) reads one vector in both
-//    modes, which may hand off by tags (tag-hand-offs); only the merge's
-//    read of the workspace needs a grid barrier, in long mode (place-barriers:
-//    grid_if_long). Behind a grid barrier in every mode the 1B was 1.9%
-//    slower at context 1 (docs/PERFORMANCE.md, step 20); with every output
-//    projection task merging all chunks itself, its wave took about 4 us a
-//    layer more above 128 positions (step 14).
+//    modes. With grid hand-offs only the merge's read of the workspace needs
+//    a grid barrier, in long mode (place-barriers: grid_if_long); with tagged
+//    hand-offs (tag-hand-offs) the workspace and the output are tagged, and
+//    no grid barrier follows either wave. Behind a grid barrier in every mode
+//    the 1B was 1.9% slower at context 1 (docs/PERFORMANCE.md, step 20); with
+//    every output projection task merging all chunks itself, its wave took
+//    about 4 us a layer more above 128 positions (step 14).
 // 4. The merge: one task per kv head (its group's heads), on the last
 //    workers (assign-workers), which the weight waves leave idle or least
 //    busy: its loads do not wait behind a full ring's copies.
