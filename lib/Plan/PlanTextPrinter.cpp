@@ -93,14 +93,10 @@ std::string flagsText(uint16_t flags) {
   static const struct {
     uint16_t bit;
     const char *name;
-  } known[] = {{kFlagResidual, "residual"},
-               {kFlagVCache, "vcache"},
-               {kFlagRecord, "record"},
-               {kFlagTaggedIn0, "tagged_in0"},
-               {kFlagTaggedIn1, "tagged_in1"},
-               {kFlagTaggedOut0, "tagged_out0"},
-               {kFlagStreamKv, "stream_kv"},
-               {kFlagTiledWeights, "tiled"}};
+  } known[] = {
+#define TI_TASK_FLAG(Name, Bit, Spelling) {kFlag##Name, Spelling},
+#include "ti/Plan/TaskFlags.def"
+  };
   std::string text;
   auto append = [&](const char *part) {
     if (!text.empty())

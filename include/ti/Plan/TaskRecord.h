@@ -155,19 +155,10 @@ constexpr uint32_t kMaxStepsPerLaunch = 64;
 /// the step's token with each (Select.h).
 constexpr uint32_t kMaxEndTokens = 8;
 
+/// The flags (TaskFlags.def says what each means).
 enum TaskFlags : uint16_t {
-  kFlagResidual = 1 << 0,    // Gemv: add in[1].
-  kFlagVCache = 1 << 1,      // Gemv: rows >= aux[1] also go to the V cache.
-  // 1 << 2 was kFlagMergeChunks (format 4; MergeAttention merges now): never reuse it.
-  kFlagRecord = 1 << 3,      // SelectToken: write the StepState.
-  kFlagTaggedIn0 = 1 << 4,   // in[0] holds tagged f32 (Tagged.h): wait for this step's tags.
-  kFlagTaggedIn1 = 1 << 5,   // Gemv: in[1], the residual, likewise.
-  kFlagTaggedOut0 = 1 << 6,  // out[0] is written as tagged f32, with this step's tag.
-  kFlagStreamKv = 1 << 7,    // Attention (Stream plans): the cached K/V rows come
-                             // through the weight stream (streamsKvRows, streamsKvAt).
-  kFlagTiledWeights = 1 << 8, // Gemv, GateUp (Stream plans): the weight rows are stored
-                              // in octet tiles (WeightTiles.h), streamed octet by octet.
-  kFlagTaggedOut1 = 1 << 9,   // Attention: out[1], the workspace, is written tagged.
+#define TI_TASK_FLAG(Name, Bit, Spelling) kFlag##Name = 1 << (Bit),
+#include "ti/Plan/TaskFlags.def"
 };
 
 /// Whether a step of context `ctx` streams the cached K/V rows of attention
@@ -191,9 +182,10 @@ TI_HOST_DEVICE constexpr bool streamsKvRows(uint32_t flags, bool streamKvStep) {
 }
 constexpr uint16_t kTaggedFlags =
     kFlagTaggedIn0 | kFlagTaggedIn1 | kFlagTaggedOut0 | kFlagTaggedOut1;
-constexpr uint16_t kKnownFlags =
-    kFlagResidual | kFlagVCache | kFlagRecord | kTaggedFlags | kFlagStreamKv |
-    kFlagTiledWeights;
+constexpr uint16_t kKnownFlags = 0
+#define TI_TASK_FLAG(Name, Bit, Spelling) | kFlag##Name
+#include "ti/Plan/TaskFlags.def"
+    ;
 
 /// A layer's attention shape, as the tasks that need it carry it: layers may
 /// differ, and nothing reads it from the plan's model info.
