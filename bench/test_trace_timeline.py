@@ -117,6 +117,17 @@ class HandMadeTrace(unittest.TestCase):
         self.assertEqual((r["tasks"], r["median_us"], r["inputs_median_us"], r["work_median_us"]),
                          (2, 2.25, 1.25, 1.0))
 
+    def test_handoffs_by_wave(self):
+        # No marks: no rows. With w0's attention task (8.5-10) marked at 0.5
+        # and w1's (9-12) at 2: the last inputs at 11, 5 us after wave 0's
+        # last end (6), and 1 us before wave 1's (12).
+        self.assertEqual(tt.handoffs_by_wave(tt.account(THREE_WAVES, bandwidth_gbs=1.0)), {})
+        events = [dict(e, args=dict(e["args"])) for e in THREE_WAVES]
+        for e, mark in zip([e for e in events if e["cat"] == "attention"], (0.5, 2.0)):
+            e["args"]["inputs_us"] = mark
+        rows = tt.handoffs_by_wave(tt.account(events, bandwidth_gbs=1.0))
+        self.assertEqual(rows, {"a": {"waves": 1, "to_inputs_us": 5.0, "after_us": 1.0}})
+
     def test_streams_by_wave(self):
         acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
         # Only wave 0 streams: tasks of 5 and 6 us, 1,000 bytes each; two

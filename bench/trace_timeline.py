@@ -423,6 +423,28 @@ def critical_by_wave(acc):
             for name, r in rows.items()}
 
 
+def handoffs_by_wave(acc):
+    """critical_by_wave's span cut at the wave's last inputs mark, by wave
+    name (a layer's waves as one), over the waves with marks: from the last
+    task of the wave before to the latest arrival of this wave's inputs (the
+    hand-off: its outputs stored, seen by the readers, and for attention the
+    rotations), then to the wave's last task's end (the work after it; medians
+    over the waves). Empty for a trace without the marks."""
+    rows, before = {}, None
+    for w in acc.waves:
+        if not w.tasks:
+            continue
+        marks = [t["ts"] + t["args"]["inputs_us"] for t in w.tasks
+                 if t.get("args", {}).get("inputs_us") is not None]
+        if before is not None and w.index != SELECT_WAVE and marks:
+            r = rows.setdefault(pattern_of(w.name), {"to": [], "after": []})
+            r["to"].append(max(marks) - before.last_end)
+            r["after"].append(w.last_end - max(marks))
+        before = w
+    return {name: {"waves": len(r["to"]), "to_inputs_us": median(r["to"]),
+                   "after_us": median(r["after"])} for name, r in rows.items()}
+
+
 def late_workers(acc, top=5):
     """The workers whose last task of a wave ends furthest after the wave's
     median worker's, by wave name (a layer's waves as one): a dependent wave
@@ -469,6 +491,7 @@ def to_json(acc):
         "streams_by_wave": streams_by_wave(acc),
         "inputs_by_wave": inputs_by_wave(acc),
         "critical_by_wave": critical_by_wave(acc),
+        "handoffs_by_wave": handoffs_by_wave(acc),
         "late_workers": late_workers(acc),
     }
 
@@ -530,6 +553,13 @@ def print_report(acc, out=None):
     for name, r in j["critical_by_wave"].items():
         print(f"  {name:<14} {r['waves']:>5} {r['median_us']:8.2f} {r['ideal_us']:9.2f} "
               f"{r['above_us']:9.2f}", file=out)
+    if j["handoffs_by_wave"]:
+        print("hand-offs on the critical path (the wave before's last task to this wave's "
+              "last inputs mark, then to its last task; medians, us):", file=out)
+        print(f"  {'wave':<14} {'waves':>5} {'to inputs':>9} {'after':>8}", file=out)
+        for name, r in j["handoffs_by_wave"].items():
+            print(f"  {name:<14} {r['waves']:>5} {r['to_inputs_us']:9.2f} {r['after_us']:8.2f}",
+                  file=out)
     print("late workers (a wave's slowest end after its median worker's, median over the "
           "waves; the workers latest on average, us after the median end):", file=out)
     print(f"  {'wave':<14} {'waves':>5} {'spread us':>9}  latest workers", file=out)
