@@ -186,6 +186,12 @@ constexpr uint16_t kKnownFlags = 0
 #define TI_TASK_FLAG(Name, Bit, Spelling) | kFlag##Name
 #include "ti/Plan/TaskFlags.def"
     ;
+// No two flags share a bit: the sum of the flags is their union.
+static_assert(0
+#define TI_TASK_FLAG(Name, Bit, Spelling) + kFlag##Name
+#include "ti/Plan/TaskFlags.def"
+                  == kKnownFlags,
+              "two task flags share a bit (TaskFlags.def)");
 
 /// A layer's attention shape, as the tasks that need it carry it: layers may
 /// differ, and nothing reads it from the plan's model info.
