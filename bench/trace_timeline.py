@@ -376,6 +376,23 @@ def streams_by_wave(acc):
     return out
 
 
+def inputs_us(task):
+    """The task's start to its inputs mark (args.inputs_us), or None unmarked."""
+    return task.get("args", {}).get("inputs_us")
+
+
+def critical_steps(acc):
+    """The waves on the step's critical path with the wave before each: every
+    wave with tasks after the first, but the token selection."""
+    before = None
+    for w in acc.waves:
+        if not w.tasks:
+            continue
+        if before is not None and w.index != SELECT_WAVE:
+            yield before, w
+        before = w
+
+
 def inputs_by_wave(acc):
     """Where a task's time goes, by wave name (a layer's waves as one), over
     the tasks that marked their inputs' arrival (args.inputs_us: the
@@ -386,7 +403,7 @@ def inputs_by_wave(acc):
     rows = {}
     for w in acc.waves:
         for t in w.tasks:
-            inputs = t.get("args", {}).get("inputs_us")
+            inputs = inputs_us(t)
             if inputs is None:
                 continue
             r = rows.setdefault(pattern_of(w.name), {"task": [], "inputs": [], "work": []})
@@ -405,19 +422,15 @@ def critical_by_wave(acc):
     here. Beside it, the wave's largest task's weight bytes at one worker's
     share of the bandwidth, and what is above that (medians)."""
     share = acc.bandwidth_gbs / max(1, workers_of(acc))  # GB/s = bytes per ns.
-    rows, before = {}, None
-    for w in acc.waves:
-        if not w.tasks:
-            continue
-        if before is not None and w.index != SELECT_WAVE:
-            span = w.last_end - before.last_end
-            largest = max(t["args"].get("weight_bytes", 0) for t in w.tasks)
-            ideal = largest / share / 1e3 if share > 0 else 0.0
-            r = rows.setdefault(pattern_of(w.name), {"span": [], "ideal": [], "above": []})
-            r["span"].append(span)
-            r["ideal"].append(ideal)
-            r["above"].append(span - ideal)
-        before = w
+    rows = {}
+    for before, w in critical_steps(acc):
+        span = w.last_end - before.last_end
+        largest = max(t["args"].get("weight_bytes", 0) for t in w.tasks)
+        ideal = largest / share / 1e3 if share > 0 else 0.0
+        r = rows.setdefault(pattern_of(w.name), {"span": [], "ideal": [], "above": []})
+        r["span"].append(span)
+        r["ideal"].append(ideal)
+        r["above"].append(span - ideal)
     return {name: {"waves": len(r["span"]), "median_us": median(r["span"]),
                    "ideal_us": median(r["ideal"]), "above_us": median(r["above"])}
             for name, r in rows.items()}
@@ -430,17 +443,15 @@ def handoffs_by_wave(acc):
     hand-off: its outputs stored, seen by the readers, and for attention the
     rotations), then to the wave's last task's end (the work after it; medians
     over the waves). Empty for a trace without the marks."""
-    rows, before = {}, None
-    for w in acc.waves:
-        if not w.tasks:
+    rows = {}
+    for before, w in critical_steps(acc):
+        marks = [t["ts"] + inputs_us(t) for t in w.tasks if inputs_us(t) is not None]
+        if not marks:
             continue
-        marks = [t["ts"] + t["args"]["inputs_us"] for t in w.tasks
-                 if t.get("args", {}).get("inputs_us") is not None]
-        if before is not None and w.index != SELECT_WAVE and marks:
-            r = rows.setdefault(pattern_of(w.name), {"to": [], "after": []})
-            r["to"].append(max(marks) - before.last_end)
-            r["after"].append(w.last_end - max(marks))
-        before = w
+        last = max(marks)
+        r = rows.setdefault(pattern_of(w.name), {"to": [], "after": []})
+        r["to"].append(last - before.last_end)
+        r["after"].append(w.last_end - last)
     return {name: {"waves": len(r["to"]), "to_inputs_us": median(r["to"]),
                    "after_us": median(r["after"])} for name, r in rows.items()}
 
