@@ -445,7 +445,7 @@ def handoffs_by_wave(acc):
     over the waves). Empty for a trace without the marks."""
     rows = {}
     for before, w in critical_steps(acc):
-        marks = [t["ts"] + inputs_us(t) for t in w.tasks if inputs_us(t) is not None]
+        marks = [t["ts"] + m for t in w.tasks if (m := inputs_us(t)) is not None]
         if not marks:
             continue
         last = max(marks)
