@@ -12,6 +12,8 @@
 //                    the group][D + 2] | weights[group][threads] or
 //                    [threads][4] (Stream plans: the streamed forms', attentionLayout)
 //   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
+//   MergeAttention   partials[chunks][values] | (max, sum)[chunks][heads] |
+//                    weights[chunks][heads]
 //
 // and then, in a Stream plan whose rows are cut into parts (Execution.h:
 // StreamConfig::rowPartBytes; rowParts), the row partials: one float per part of each
@@ -166,9 +168,9 @@ TI_HOST_DEVICE constexpr uint32_t opFloatsFor(const TaskRecord &t, uint32_t thre
     const uint64_t staged = uint64_t(t.aux[1]) * (t.rowEnd - t.rowBegin);
     return staged <= kReduceStagedFloats ? static_cast<uint32_t>(staged) : 0u;
   }
-  case Opcode::MergeAttention: { // Every chunk's partials and (max, sum) of its heads.
+  case Opcode::MergeAttention: { // Every chunk's partials, (max, sum) and weight of its heads.
     const uint32_t values = t.rowEnd - t.rowBegin;
-    return t.geometry.headDim ? t.geometry.chunks * (values + 2 * (values / t.geometry.headDim))
+    return t.geometry.headDim ? t.geometry.chunks * (values + 3 * (values / t.geometry.headDim))
                               : 0;
   }
   case Opcode::Nop:

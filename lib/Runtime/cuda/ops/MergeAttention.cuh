@@ -14,13 +14,18 @@
 //    trip a chunk, step 8). In the stream worker a thread's pair of
 //    statistics is issued before its partials and waited for after them (in
 //    a round of its own, it took one more round trip: step 30).
-// 2. Thread i takes value i of its head: the largest of the chunks' maxima
-//    m, then each chunk's weight l_c * exp(m_c - m) (independent of one
-//    another, so their exps overlap) and the weighted sum of the chunk's
-//    partials over the sum of the weights, in chunk order; the result goes
-//    to the output, tagged where the plan tags it. (The running form, which
-//    rescaled the sums whenever the maximum grew, chained 16 exps and loads
-//    in a row: about 0.7 us of the 1B's merge task.)
+// 2. Thread j < chunks x heads takes chunk c's weight of head h, l_c *
+//    exp(m_c - m) with m the largest of the head's maxima (0 for an empty
+//    chunk), into shared memory: each weight once, where every value's
+//    thread computed all of its head's (16 exps a thread for the 1B, 64
+//    times over: the merge's 1.3 us after its inputs on an H100,
+//    docs/PERFORMANCE.md, step 37).
+// 3. Thread i takes value i of its head: the sum of the weights and the
+//    weighted sum of the chunks' partials over it, in chunk order (the CPU
+//    executor's order); the result goes to the output, tagged where the plan
+//    tags it. (The running form, which rescaled the sums whenever the maximum
+//    grew, chained 16 exps and loads in a row: about 0.7 us of the 1B's merge
+//    task.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_OPS_MERGEATTENTION_CUH
@@ -95,24 +100,32 @@ __device__ void runMergeAttention(const KernelArgs &a, const plan::TaskRecord &t
   const uint32_t chunks = geo.chunks, d = geo.headDim;
   const uint32_t h0 = t.rowBegin / d, values = t.rowEnd - t.rowBegin, heads = values / d;
   const F32In in = in0(a, t, step);
-  float *parts = s.floats;                     // [chunks][values]
-  float *stats = s.floats + chunks * values;   // [chunks][heads][2]: (max, sum)
+  float *parts = s.floats;                       // [chunks][values]
+  float *stats = parts + chunks * values;        // [chunks][heads][2]: (max, sum)
+  float *weights = stats + 2 * chunks * heads;   // [chunks][heads]
   stageChunks(in, layout, h0, values, heads, chunks, parts, stats);
   blockBarrier();
   ws.inputsReady();
-  const F32Out y = out0(a, t, step);
+  const float2 *st = reinterpret_cast<const float2 *>(stats); // Chunk c, head h: st[c * heads + h].
 #pragma unroll 1
-  for (uint32_t i = threadIdx.x; i < values; i += kThreads) {
-    const float2 *st = reinterpret_cast<const float2 *>(stats) + i / d; // Chunk c's: st[c * heads].
+  for (uint32_t j = threadIdx.x; j < chunks * heads; j += kThreads) {
+    const uint32_t h = j % heads;
     float top = kNegativeInfinity;
 #pragma unroll 8
     for (uint32_t c = 0; c < chunks; ++c)
-      top = fmaxf(top, st[c * heads].x);
+      top = fmaxf(top, st[c * heads + h].x);
+    const float2 mc = st[j];
+    weights[j] = mc.x == kNegativeInfinity ? 0.0f : mc.y * expf(mc.x - top); // Empty: 0.
+  }
+  blockBarrier();
+  const F32Out y = out0(a, t, step);
+#pragma unroll 1
+  for (uint32_t i = threadIdx.x; i < values; i += kThreads) {
+    const float *w = weights + i / d; // Chunk c's: w[c * heads].
     float l = 0, x = 0;
 #pragma unroll 4
     for (uint32_t c = 0; c < chunks; ++c) {
-      const float2 mc = st[c * heads];
-      const float f = mc.x == kNegativeInfinity ? 0.0f : mc.y * expf(mc.x - top); // Empty: 0.
+      const float f = w[c * heads];
       l += f;
       x = fmaf(f, parts[c * values + i], x);
     }
