@@ -141,6 +141,21 @@ TEST(WorkerSupport, RowPartialsFollowTheOpsRegions) {
   EXPECT_EQ(sharedFloatsFor(huge, 512, 16), 0xffffffffu);
 }
 
+TEST(WorkerSupport, AMergeHoldsEveryChunksPartialsStatsAndWeights) {
+  // Llama 3.2 1B's merge task: a kv head's 4 heads of 64 (256 values) over
+  // 16 chunks: the partials [16][256], (max, sum) [16][4] and each chunk's
+  // weight of each head [16][4] (ops/MergeAttention.cuh).
+  TaskRecord merge = makeTask(Opcode::MergeAttention, 0);
+  merge.geometry = HeadGeometry{32, 8, 64, 16};
+  merge.rowBegin = 256;
+  merge.rowEnd = 512;
+  EXPECT_EQ(opFloatsFor(merge, 256), 16u * 256 + 16 * 4 * 2 + 16 * 4);
+  EXPECT_EQ(sharedFloatsFor(merge, 256, 4096), 16u * 256 + 16 * 4 * 3);
+  // A merge with no heads (its geometry unset) takes nothing.
+  merge.geometry = HeadGeometry{};
+  EXPECT_EQ(opFloatsFor(merge, 256), 0u);
+}
+
 TEST(WorkerSupport, ScheduleBytesHoldTheWavesBarrierKinds) {
   // A byte a wave, rounded up to 16 bytes; the task records are not in it
   // (the kernel's window of them is in static shared memory), however many
