@@ -16,10 +16,10 @@
 //    a round of its own, it took one more round trip: step 30).
 // 2. Thread j < chunks x heads takes chunk c's weight of head h, l_c *
 //    exp(m_c - m) with m the largest of the head's maxima (0 for an empty
-//    chunk), into shared memory: each weight once, where every value's
-//    thread computed all of its head's (16 exps a thread for the 1B, 64
-//    times over: the merge's 1.3 us after its inputs on an H100,
-//    docs/PERFORMANCE.md, step 37).
+//    chunk), into shared memory: each weight once. (Each value's thread
+//    computed all of its head's: for the 1B, 16 exps a thread and each
+//    weight 64 times, in a task that spends 1.3 us after its inputs on an
+//    H100, docs/PERFORMANCE.md, step 37.)
 // 3. Thread i takes value i of its head: the sum of the weights and the
 //    weighted sum of the chunks' partials over it, in chunk order (the CPU
 //    executor's order); the result goes to the output, tagged where the plan
