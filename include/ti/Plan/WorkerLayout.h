@@ -13,7 +13,7 @@
 //                    [threads][4] (Stream plans: the streamed forms', attentionLayout)
 //   ReduceResidual   partials[P][rows] (when they fit kReduceStagedFloats)
 //   MergeAttention   partials[chunks][values] | (max, sum)[chunks][heads] |
-//                    weights[chunks][heads]
+//                    weights[chunks][heads] (mergeLayout)
 //
 // and then, in a Stream plan whose rows are cut into parts (Execution.h:
 // StreamConfig::rowPartBytes; rowParts), the row partials: one float per part of each
@@ -151,6 +151,22 @@ TI_HOST_DEVICE constexpr AttentionLayout attentionLayout(const HeadGeometry &g, 
   return l;
 }
 
+/// The merge's regions (ops/MergeAttention.cuh) for `values` outputs of
+/// `heads` heads over `chunks` attention chunks: every chunk's partials
+/// [chunks][values], its (max, sum) of each head [chunks][heads][2] and each
+/// chunk's weight of each head [chunks][heads].
+struct MergeLayout {
+  uint32_t partsAt, statsAt, weightsAt, floats;
+};
+TI_HOST_DEVICE constexpr MergeLayout mergeLayout(uint32_t chunks, uint32_t values, uint32_t heads) {
+  MergeLayout l{};
+  l.partsAt = 0;
+  l.statsAt = alignFloats(chunks * values);
+  l.weightsAt = l.statsAt + alignFloats(2 * chunks * heads);
+  l.floats = l.weightsAt + chunks * heads;
+  return l;
+}
+
 /// Floats of the op's own regions (above) for task t in a worker of `threads`.
 TI_HOST_DEVICE constexpr uint32_t opFloatsFor(const TaskRecord &t, uint32_t threads) {
   switch (static_cast<Opcode>(t.opcode)) {
@@ -168,10 +184,11 @@ TI_HOST_DEVICE constexpr uint32_t opFloatsFor(const TaskRecord &t, uint32_t thre
     const uint64_t staged = uint64_t(t.aux[1]) * (t.rowEnd - t.rowBegin);
     return staged <= kReduceStagedFloats ? static_cast<uint32_t>(staged) : 0u;
   }
-  case Opcode::MergeAttention: { // Every chunk's partials, (max, sum) and weight of its heads.
+  case Opcode::MergeAttention: {
     const uint32_t values = t.rowEnd - t.rowBegin;
-    return t.geometry.headDim ? t.geometry.chunks * (values + 3 * (values / t.geometry.headDim))
-                              : 0;
+    return t.geometry.headDim
+               ? mergeLayout(t.geometry.chunks, values, values / t.geometry.headDim).floats
+               : 0;
   }
   case Opcode::Nop:
   case Opcode::SelectToken:

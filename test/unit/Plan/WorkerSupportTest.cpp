@@ -151,6 +151,11 @@ TEST(WorkerSupport, AMergeHoldsEveryChunksPartialsStatsAndWeights) {
   merge.rowEnd = 512;
   EXPECT_EQ(opFloatsFor(merge, 256), 16u * 256 + 16 * 4 * 2 + 16 * 4);
   EXPECT_EQ(sharedFloatsFor(merge, 256, 4096), 16u * 256 + 16 * 4 * 3);
+  // The op carves its regions with the same layout, one after another.
+  const MergeLayout l = mergeLayout(16, 256, 4);
+  EXPECT_EQ(l.statsAt, 16u * 256);
+  EXPECT_EQ(l.weightsAt, 16u * 256 + 16 * 4 * 2);
+  EXPECT_EQ(l.floats, opFloatsFor(merge, 256));
   // A merge with no heads (its geometry unset) takes nothing.
   merge.geometry = HeadGeometry{};
   EXPECT_EQ(opFloatsFor(merge, 256), 0u);

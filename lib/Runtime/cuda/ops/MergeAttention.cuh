@@ -100,9 +100,10 @@ __device__ void runMergeAttention(const KernelArgs &a, const plan::TaskRecord &t
   const uint32_t chunks = geo.chunks, d = geo.headDim;
   const uint32_t h0 = t.rowBegin / d, values = t.rowEnd - t.rowBegin, heads = values / d;
   const F32In in = in0(a, t, step);
-  float *parts = s.floats;                       // [chunks][values]
-  float *stats = parts + chunks * values;        // [chunks][heads][2]: (max, sum)
-  float *weights = stats + 2 * chunks * heads;   // [chunks][heads]
+  const plan::MergeLayout regions = plan::mergeLayout(chunks, values, heads);
+  float *parts = s.floats + regions.partsAt;     // [chunks][values]
+  float *stats = s.floats + regions.statsAt;     // [chunks][heads][2]: (max, sum)
+  float *weights = s.floats + regions.weightsAt; // [chunks][heads]
   stageChunks(in, layout, h0, values, heads, chunks, parts, stats);
   blockBarrier();
   ws.inputsReady();
