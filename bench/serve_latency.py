@@ -3,13 +3,15 @@ for each turn, the time to the first text (from sending the request to the
 first content event) and the time per token after it (from the usage event's
 completion_tokens), with the prompt tokens the cache already held. Prints one
 line per turn and, from /metrics, the server's own time to first token and
-time per token.
+time per token. The chat is bench/serve_chat.json's, which
+bench/serve_latency.cjs times through the official openai client.
 
   serve_latency.py PORT [--turns 3] [--max-tokens 128] [--api-key KEY]
 """
 import argparse
 import http.client
 import json
+import os
 import re
 import sys
 import time
@@ -33,13 +35,14 @@ def get(path):
 
 
 model = json.loads(get("/v1/models"))["data"][0]["id"]
-questions = ["Tell me about the sea.", "And the mountains?", "Which do you prefer, and why?",
-             "Say it in one sentence.", "Thank you."]
-messages = [{"role": "system", "content": "You are a helpful assistant."}]
+chat = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_chat.json")))
+questions = chat["questions"]
+messages = [{"role": "system", "content": chat["system"]}]
 for turn in range(args.turns):
     messages.append({"role": "user", "content": questions[turn % len(questions)]})
     body = json.dumps({"model": model, "messages": messages, "max_tokens": args.max_tokens, "stream": True,
-                       "stream_options": {"include_usage": True}, "temperature": 0.7, "seed": turn})
+                       "stream_options": {"include_usage": True}, "temperature": chat["temperature"],
+                       "seed": turn})
     c = http.client.HTTPConnection("127.0.0.1", args.port, timeout=300)
     sent = time.perf_counter()
     c.request("POST", "/v1/chat/completions", body=body, headers=headers)
