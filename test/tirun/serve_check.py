@@ -242,9 +242,22 @@ if node and node_modules and os.path.isdir(os.path.join(node_modules, "openai"))
     expect(got["error"] == {"status": 404, "code": "model_not_found"}, f"openai client's error: {got['error']}")
     print("openai client: the same texts, whole and streamed; an unknown model raises 404 model_not_found",
           flush=True)
+    # The timed chat the lent GPU's serve-check.sh runs, through the client.
+    latency = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "serve_latency.cjs")
+    out = subprocess.run([node, latency, node_modules, str(s.port), "--turns", "2", "--max-tokens", "8"],
+                         capture_output=True, timeout=300)
+    expect(out.returncode == 0, f"serve_latency.cjs failed: {out.stderr.decode()}")
+    turns = re.findall(r"^turn \d: (\d+) prompt tokens, (\d+) cached; first text after [\d.]+ ms; \d+ tokens, "
+                       r"[\d.]+ ms per token after the first \(openai client\)$", out.stdout.decode(), re.M)
+    expect(len(turns) == 2, f"serve_latency.cjs printed {out.stdout.decode()!r}")
+    (prompt1, _), (prompt2, cached2) = [(int(p), int(c)) for p, c in turns]
+    expect(cached2 >= prompt1, f"serve_latency.cjs: turn 2 reused {cached2} tokens; turn 1's prompt had {prompt1}")
+    print(f"openai client, a streamed chat of 2 turns: timed; turn 2 reused {cached2} of {prompt2} prompt tokens",
+          flush=True)
 else:
     print("openai client: the same texts, whole and streamed; an unknown model raises 404 model_not_found "
           "(NOT RUN: no node or no openai package)", flush=True)
+    print("openai client, a streamed chat of 2 turns: timed (NOT RUN: no node or no openai package)", flush=True)
 
 # Every error status, each an OpenAI error object.
 chat = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
