@@ -14,7 +14,10 @@
 #    carry holds 64 MiB while node is 95 MB), else the PATH's.
 # 2. bench/serve_latency.py: a streamed chat of 3 turns of up to 128 tokens,
 #    time to first text and time per token (client and server side), the
-#    cached tokens of each turn.
+#    cached tokens of each turn; then bench/serve_latency.cjs, the same chat
+#    through the official openai client (where node and the package are), each
+#    against a server of its own so that neither finds the other's turns in
+#    the cache.
 # The last line is PASS or FAIL.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "${1:-}" /tmp/serve-check
@@ -40,17 +43,30 @@ TI_SERVE_BACKEND=cuda bounded 400 python3 test/tirun/serve_check.py "$bin/tirun"
   "$work/logs" "$node" "$modules" > "$out/serve-check.txt" 2>&1 ||
   fail "serve_check.py on the GPU (see serve-check.txt)"
 grep -E "^(openai|prefix|load|serve_check)" "$out/serve-check.txt" | tee -a "$table"
-bounded 60 "$bin/tirun" serve "$work/1b.fb" "$work/1b.bin" --backend cuda --port 0 > /dev/null 2> "$out/serve.log" &
-server=$!
-for _ in $(seq 1 300); do grep -q "listening on" "$out/serve.log" && break; sleep 0.1; done
-port=$(grep -o "127.0.0.1:[0-9]*" "$out/serve.log" | cut -d: -f2)
-if [ -n "$port" ]; then
-  bounded 120 python3 bench/serve_latency.py "$port" --turns 3 --max-tokens 128 | tee -a "$table" ||
-    fail "serve_latency.py"
+# serve_timed NAME COMMAND...: a fresh tirun serve on a free port, then
+# COMMAND with its argument PORT replaced by the port, its lines to the table.
+serve_timed() {
+  local name=$1 log="$out/serve-$1.log" port server arg command=()
+  shift
+  bounded 90 "$bin/tirun" serve "$work/1b.fb" "$work/1b.bin" --backend cuda --port 0 > /dev/null 2> "$log" &
+  server=$!
+  for _ in $(seq 1 300); do grep -q "listening on" "$log" && break; sleep 0.1; done
+  port=$(grep -o "127.0.0.1:[0-9]*" "$log" | cut -d: -f2)
+  if [ -n "$port" ]; then
+    for arg in "$@"; do [ "$arg" = PORT ] && command+=("$port") || command+=("$arg"); done
+    "${command[@]}" | tee -a "$table" || fail "$name"
+  else
+    fail "tirun serve did not start for $name (see serve-$name.log)"
+  fi
+  kill "$server" 2>/dev/null
+  wait "$server" 2>/dev/null
+  cat "$log" >> "$table"
+}
+serve_timed serve_latency.py bounded 120 python3 bench/serve_latency.py PORT --turns 3 --max-tokens 128
+if [ "$node" != none ] && [ -d "$modules/openai" ]; then
+  serve_timed serve_latency.cjs bounded 120 "$node" bench/serve_latency.cjs "$modules" PORT \
+    --turns 3 --max-tokens 128
 else
-  fail "tirun serve did not start (see serve.log)"
+  echo "serve_latency.cjs: NOT RUN (no node or no openai package)" | tee -a "$table"
 fi
-kill "$server" 2>/dev/null
-wait "$server" 2>/dev/null
-cat "$out/serve.log" >> "$table"
 finish
