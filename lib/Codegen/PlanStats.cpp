@@ -73,7 +73,10 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
        << " for a wave not yet begun); " << thousands(filled)
        << " stages filled per token\n";
     if (st.copiesEvictFirst)
-      os << "  the copies' lines evicted first from L2 (read once a step; stream_copies_evict_first)\n";
+      os << "  the copies' lines evicted first from L2 (read once a step; stream_copies_evict_first)"
+         << (st.kvCopiesUnhinted ? ", the K/V rows' copies without it (stream_kv_copies_unhinted)"
+                                 : "")
+         << "\n";
     // The GEMV tasks whose weights are octet tiles (tile-weights).
     const size_t tiled = std::count_if(p.tasks.begin(), p.tasks.end(), [](const TaskRecord &t) {
       return (t.flags & kFlagTiledWeights) != 0;

@@ -155,7 +155,8 @@ std::string ti::plan::serializePlan(const Plan &plan) {
     stream = fb::CreateStreamConfig(b, static_cast<fb::ExecutionModel>(plan.stream.model),
                                     plan.stream.stageBytes, plan.stream.stages,
                                     plan.stream.inFlightStages, plan.stream.handOffInFlightStages,
-                                    plan.stream.rowPartBytes, plan.stream.copiesEvictFirst);
+                                    plan.stream.rowPartBytes,
+                                    plan.stream.copiesEvictFirst, plan.stream.kvCopiesUnhinted);
   auto weightList = b.CreateVector(weights);
   auto bufferList = b.CreateVector(buffers);
   auto waveList = b.CreateVector(waves);
@@ -359,6 +360,7 @@ Status PlanReader::read(const fb::Plan &in, Plan &out) {
                                            : stream->hand_off_in_flight_stages();
     out.stream.rowPartBytes = stream->row_part_bytes();
     out.stream.copiesEvictFirst = stream->copies_evict_first();
+    out.stream.kvCopiesUnhinted = stream->kv_copies_unhinted();
   }
 
   TI_RETURN_IF_ERROR(

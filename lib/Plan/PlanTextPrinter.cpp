@@ -191,7 +191,8 @@ void printHeader(const Plan &plan, std::ostream &os) {
        << " stages=" << st.stages << " in_flight_stages=" << st.inFlightStages
        << " hand_off_in_flight_stages=" << st.handOffInFlightStages
        << " row_part_bytes=" << st.rowPartBytes
-       << " copies_evict_first=" << (st.copiesEvictFirst ? "true" : "false") << '\n';
+       << " copies_evict_first=" << (st.copiesEvictFirst ? "true" : "false")
+       << " kv_copies_unhinted=" << (st.kvCopiesUnhinted ? "true" : "false") << '\n';
   os << "weights bytes=" << plan.weightsBytes << " layout_hash=" << ti::hexDigits(plan.layoutHash)
      << " tensors=" << plan.weights.size() << '\n';
   os << "arena bytes=" << plan.arenaBytes << " buffers=" << plan.buffers.size() << '\n';

@@ -197,7 +197,7 @@ void Verifier::checkStream() {
   const StreamConfig &st = plan.stream;
   if (st.model == ExecutionModel::Plain) {
     if (st.stageBytes || st.stages || st.inFlightStages || st.handOffInFlightStages ||
-        st.rowPartBytes || st.copiesEvictFirst)
+        st.rowPartBytes || st.copiesEvictFirst || st.kvCopiesUnhinted)
       error("execution: a plain plan has a weight stream (stage_bytes " + num(st.stageBytes) +
             ", stages " + num(st.stages) + ")");
     return;
@@ -214,6 +214,8 @@ void Verifier::checkStream() {
     error("execution: " + num(st.handOffInFlightStages) +
           " stages in flight during a grid barrier, more than the " + num(st.inFlightStages) +
           " of the stream");
+  if (st.kvCopiesUnhinted && !st.copiesEvictFirst)
+    error("execution: kv_copies_unhinted without copies_evict_first (every copy is unhinted)");
   if (st.rowPartBytes % kWorkerVectorBytes)
     error("execution: row_part_bytes " + num(st.rowPartBytes) + " is not a multiple of " +
           num(kWorkerVectorBytes) + " (the consumers' loads)");

@@ -64,6 +64,7 @@ plan::StreamConfig Target::streamConfig() const {
   st.handOffInFlightStages = std::min(st.inFlightStages, streamHandOffInFlightBytes / st.stageBytes);
   st.rowPartBytes = streamRowPartBytes;
   st.copiesEvictFirst = streamCopiesEvictFirst;
+  st.kvCopiesUnhinted = streamCopiesEvictFirst && streamKvCopiesUnhinted;
   return st;
 }
 
@@ -320,6 +321,7 @@ StatusOr<Target> ti::parseTargetJson(const std::string &text, const std::string 
     else if (key == "stream_hand_off_in_flight_bytes") s = wantUInt(t.streamHandOffInFlightBytes);
     else if (key == "stream_row_part_bytes") s = wantUInt(t.streamRowPartBytes);
     else if (key == "stream_copies_evict_first") s = wantBool(t.streamCopiesEvictFirst);
+    else if (key == "stream_kv_copies_unhinted") s = wantBool(t.streamKvCopiesUnhinted);
     else if (key == "ffn_form") {
       std::string name;
       s = wantString(name);
@@ -388,6 +390,7 @@ std::string ti::targetToJson(const Target &t) {
             {"stream_hand_off_in_flight_bytes", t.streamHandOffInFlightBytes},
             {"stream_row_part_bytes", t.streamRowPartBytes},
             {"stream_copies_evict_first", t.streamCopiesEvictFirst},
+            {"stream_kv_copies_unhinted", t.streamKvCopiesUnhinted},
             {"ffn_form", ffnFormName(t.ffnForm)},
             {"hand_offs", handOffsName(t.handOffs)},
             {"stream_kv", t.streamKv},

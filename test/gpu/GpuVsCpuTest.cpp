@@ -505,7 +505,8 @@ static bool everyAttentionStreamsKv(const plan::Plan &p) {
 // ops/AttentionStream.cuh, long mode): the tiny model across the split (16:
 // 16 chunks of at most 16 positions to context 256, so one block a chunk,
 // position pos folded into it) in 32 KB and in 1 KB stages (32 rows of 32
-// bytes), and above a stream_kv_context, step by step and in one launch.
+// bytes), above a stream_kv_context, and with the rows' copies unhinted in
+// L2, step by step and in one launch.
 // Chunks of several blocks and position pos as a block of its own: the 1B's
 // test below.
 TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
@@ -520,7 +521,10 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
                              0},
                         // Streamed from context 41 on: long-mode steps below it take
                         // the one-pass loop, and the producer skips their rows.
-                        Case{"", 40}}) {
+                        Case{"", 40},
+                        // The rows' copies without the weights' L2 hint (a policy:
+                        // the same values).
+                        Case{"\"stream_kv_copies_unhinted\": true", 0}}) {
     SCOPED_TRACE(std::string(c.keys) + ", stream_kv_context " + std::to_string(c.streamKvContext));
     auto lp = streamPlan("models/tiny.graph",
                          "--max-context 256 --stream-kv-context " + std::to_string(c.streamKvContext),
@@ -528,6 +532,8 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
     ASSERT_TRUE(lp);
     ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
     ASSERT_EQ(lp->plan.attention.streamKvContext, c.streamKvContext);
+    ASSERT_EQ(lp->plan.stream.kvCopiesUnhinted,
+              std::string(c.keys).find("kv_copies_unhinted") != std::string::npos);
     expectStepsMatchTheCpu(lp, 200, 4);
     // 64 steps in one launch: the producer copies rows that earlier steps of
     // the same launch wrote (the proxy fence's case).

@@ -122,6 +122,12 @@ struct StreamConfig {
   /// go before the hand-offs' values and the caches' rows. Values do not
   /// change either way.
   bool copiesEvictFirst = false;
+  /// Where copiesEvictFirst holds: whether the copies of attention's cached
+  /// K/V rows (kFlagStreamKv) go without it, so that L2 tells the two kinds
+  /// of line apart. On an H100 the 8B 1.1-1.7% faster at 1,024-4,096 with
+  /// it, the 1B 1.5-2.0% slower from 640 on (docs/PERFORMANCE.md, step 40):
+  /// a target's choice, off in the built-in ones.
+  bool kvCopiesUnhinted = false;
 
   TI_HOST_DEVICE constexpr uint64_t ringBytes() const { return uint64_t(stageBytes) * stages; }
   /// The shared memory the ring takes in the worker: its stages, placed at

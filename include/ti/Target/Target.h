@@ -101,6 +101,10 @@ struct Target {
   /// (Execution.h: StreamConfig::copiesEvictFirst; withExecution sets it for
   /// the stream worker).
   bool streamCopiesEvictFirst = false;
+  /// Whether the copies of the caches' K/V rows then go without that hint
+  /// (Execution.h: StreamConfig::kvCopiesUnhinted); off unless a target
+  /// file says so.
+  bool streamKvCopiesUnhinted = false;
   /// The MLP's form (fuse-ffn; withExecution sets GateUp for the stream worker).
   FfnForm ffnForm = FfnForm::Partials;
   /// How waves hand off (tag-hand-offs).

@@ -187,6 +187,7 @@ Status CudaExecutor::Impl::uploadPlan() {
   args.handOffInFlightStages = p.stream.handOffInFlightStages;
   args.rowPartBytes = p.stream.rowPartBytes;
   args.copiesEvictFirst = p.stream.copiesEvictFirst;
+  args.kvCopiesUnhinted = p.stream.kvCopiesUnhinted;
   args.scheduleBytes = plan::scheduleBytes(p);
   args.maxContext = p.model.maxContext;
   args.splitContext = p.attention.splitContext;

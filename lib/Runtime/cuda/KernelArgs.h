@@ -47,6 +47,7 @@ struct KernelArgs {
   uint32_t handOffInFlightStages; // For a wave the consumers have not begun.
   uint32_t rowPartBytes;          // Longer streamed rows are cut into parts (0: whole).
   uint32_t copiesEvictFirst;      // The copies' L2 policy (StreamConfig::copiesEvictFirst).
+  uint32_t kvCopiesUnhinted;      // The K/V rows' copies without it (StreamConfig::kvCopiesUnhinted).
 
   // The worker's schedule (the waves' barrier kinds; its task records come
   // through a window in static shared memory, Schedule.cuh) in dynamic shared

@@ -288,13 +288,16 @@ public:
   };
 
   /// `evictFirst`: every copy marks what it reads evict-first in L2
-  /// (StreamConfig::copiesEvictFirst).
+  /// (StreamConfig::copiesEvictFirst), but the K/V rows' copies where
+  /// `kvUnhinted` (StreamConfig::kvCopiesUnhinted).
   __device__ WeightProducer(const uint8_t *weights, const Ring &ring, uint32_t inFlight,
-                            uint32_t handOffInFlight, bool evictFirst, ConsumerSignal &stop,
-                            ConsumerWave &consumerWave, const KvStreamArgs &kv)
+                            uint32_t handOffInFlight, bool evictFirst, bool kvUnhinted,
+                            ConsumerSignal &stop, ConsumerWave &consumerWave,
+                            const KvStreamArgs &kv)
       : base_(weights), ring_(ring), inFlight_(inFlight), handOffInFlight_(handOffInFlight),
-        evictFirst_(evictFirst), policy_(evictFirst ? evictFirstPolicy() : 0), stop_(stop),
-        consumerWave_(consumerWave), kv_(kv) {}
+        evictFirst_(evictFirst), kvEvictFirst_(evictFirst && !kvUnhinted),
+        policy_(evictFirst ? evictFirstPolicy() : 0), stop_(stop), consumerWave_(consumerWave),
+        kv_(kv) {}
 
   /// `tasks`: the worker's `count` records in global memory, read through a
   /// window of the producer's own in `slots` (Schedule.cuh).
@@ -380,7 +383,7 @@ private:
 
   /// Copies segment `s`, of launch wave `wave`, into the next stages.
   __device__ bool fill(const plan::StreamSegment &s, uint32_t wave) {
-    return fillFrom(base_, s, wave);
+    return fillFrom(base_, s, wave, evictFirst_);
   }
 
   /// Copies tiled segment `s` (WeightTiles.h), of launch wave `wave`, into
@@ -391,7 +394,8 @@ private:
     const uint8_t *src = base_ + s.offset;
     for (uint32_t o = 0; o < s.rows / plan::kTileRows; ++o, src += octet)
       for (uint32_t first = 0; first < octet; first += ring_.stageBytes)
-        if (!copyStage(src + first, plan::tiledPieceBytes(octet, first, ring_.stageBytes), wave))
+        if (!copyStage(src + first, plan::tiledPieceBytes(octet, first, ring_.stageBytes), wave,
+                       evictFirst_))
           return false;
     return true;
   }
@@ -430,26 +434,30 @@ private:
     for (int32_t base = blocks.begin; base < blocks.end; base += int32_t(blocks.blockRows)) {
       const uint32_t count = blocks.rowsAt(base);
       const uint64_t at = head + uint64_t(base) * rowBytes;
-      if (!fillFrom(kv_.arena, plan::StreamSegment{t.in[1] + at, count, rowBytes}, wave) ||
-          !fillFrom(kv_.arena, plan::StreamSegment{t.in[2] + at, count, rowBytes}, wave))
+      if (!fillFrom(kv_.arena, plan::StreamSegment{t.in[1] + at, count, rowBytes}, wave,
+                    kvEvictFirst_) ||
+          !fillFrom(kv_.arena, plan::StreamSegment{t.in[2] + at, count, rowBytes}, wave,
+                    kvEvictFirst_))
         return false;
     }
     return true;
   }
 
   /// Copies segment `s` of the data at `base`, of launch wave `wave`, into
-  /// the next stages.
-  __device__ bool fillFrom(const uint8_t *base, const plan::StreamSegment &s, uint32_t wave) {
+  /// the next stages, evict-first in L2 where `evictFirst`.
+  __device__ bool fillFrom(const uint8_t *base, const plan::StreamSegment &s, uint32_t wave,
+                           bool evictFirst) {
     const uint32_t per = plan::rowsPerStage(s, ring_.stageBytes);
     for (uint32_t first = 0; first < s.rows; first += per)
       if (!copyStage(base + s.offset + uint64_t(first) * s.rowBytes,
-                     min(per, s.rows - first) * s.rowBytes, wave))
+                     min(per, s.rows - first) * s.rowBytes, wave, evictFirst))
         return false;
     return true;
   }
 
-  /// Copies `bytes` at `src`, of launch wave `wave`, into the next stage.
-  __device__ bool copyStage(const uint8_t *src, uint32_t bytes, uint32_t wave) {
+  /// Copies `bytes` at `src`, of launch wave `wave`, into the next stage,
+  /// evict-first in L2 where `evictFirst`.
+  __device__ bool copyStage(const uint8_t *src, uint32_t bytes, uint32_t wave, bool evictFirst) {
     // The stage is free once every consumer thread released its previous fill
     // (a fresh barrier's phase of the other parity counts as complete).
     if (!waitUnlessStopped(ring_.empty[at_.stage], at_.parity ^ 1))
@@ -458,7 +466,7 @@ private:
       return false;
     StageBarrier &full = ring_.full[at_.stage];
     full.arriveExpectingBytes(bytes);
-    if (evictFirst_)
+    if (evictFirst)
       full.bulkCopy(ring_.stage(at_.stage), src, bytes, policy_);
     else
       full.bulkCopy(ring_.stage(at_.stage), src, bytes);
@@ -476,7 +484,7 @@ private:
   const uint8_t *base_;
   Ring ring_;
   uint32_t inFlight_, handOffInFlight_;
-  bool evictFirst_;
+  bool evictFirst_, kvEvictFirst_; // The weights' copies' hint, and the K/V rows'.
   uint64_t policy_; // The copies' L2 policy where evictFirst_.
   ConsumerSignal &stop_;
   ConsumerWave &consumerWave_;

@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     releaseProducerRegisters();
     if (threadIdx.x == kThreads && !computeOnly)
       WeightProducer(a.weights, ring, a.inFlightStages, a.handOffInFlightStages,
-                     a.copiesEvictFirst != 0, shared.stop, shared.wave,
+                     a.copiesEvictFirst != 0, a.kvCopiesUnhinted != 0, shared.stop, shared.wave,
                      WeightProducer::KvStreamArgs{a.arena, a.maxContext, a.splitContext,
                                                   a.streamKvContext, a.shortMmaContext,
                                                   a.launch.startPos})

@@ -411,6 +411,14 @@ TEST(PlanFile, AStreamConfigRoundTripsAndAPlainPlanHasNone) {
   StatusOr<Plan> readHinted = readExact(hinted, hinted.size());
   ASSERT_TRUE(readHinted.ok()) << readHinted.status().message();
   EXPECT_TRUE(readHinted->stream.copiesEvictFirst);
+  EXPECT_FALSE(readHinted->stream.kvCopiesUnhinted); // Absent: the weights' hint.
+  p.stream.kvCopiesUnhinted = true;
+  const std::string kvUnhinted = serializePlan(p);
+  StatusOr<Plan> readKv = readExact(kvUnhinted, kvUnhinted.size());
+  ASSERT_TRUE(readKv.ok()) << readKv.status().message();
+  EXPECT_TRUE(readKv->stream.copiesEvictFirst);
+  EXPECT_TRUE(readKv->stream.kvCopiesUnhinted);
+  p.stream.kvCopiesUnhinted = false;
   p.stream.copiesEvictFirst = false;
   // None during a barrier is stored too (a plan without the field, written
   // before it existed, reads as in flight: it never paused).

@@ -816,6 +816,18 @@ TEST(PlanVerifierTest, APlainPlanHasNoStream) {
   p.stream = StreamConfig{};
   p.stream.copiesEvictFirst = true;
   EXPECT_TRUE(hasError(p, {"execution: a plain plan has a weight stream (stage_bytes 0, stages 0)"}));
+  p.stream = StreamConfig{};
+  p.stream.kvCopiesUnhinted = true;
+  EXPECT_TRUE(hasError(p, {"execution: a plain plan has a weight stream (stage_bytes 0, stages 0)"}));
+}
+
+TEST(PlanVerifierTest, KvRowsCopiesGoUnhintedOnlyBesideHintedWeights) {
+  Plan p = streamPlan();
+  p.stream.copiesEvictFirst = true;
+  p.stream.kvCopiesUnhinted = true;
+  EXPECT_TRUE(verifyPlan(p).ok());
+  p.stream.copiesEvictFirst = false;
+  EXPECT_TRUE(hasError(p, {"execution: kv_copies_unhinted without copies_evict_first"}));
 }
 
 TEST(PlanVerifierTest, LayoutHashMismatch) {

@@ -144,9 +144,10 @@ struct Mutator {
     }
     case 4: {
       plan::StreamConfig &s = p.stream;
-      switch (pick(6)) {
+      switch (pick(7)) {
       case 0: set(s.stages, change(s.stages, 2), "stream stages"); break;
       case 4: set(s.copiesEvictFirst, !s.copiesEvictFirst, "stream copiesEvictFirst"); break;
+      case 5: set(s.kvCopiesUnhinted, !s.kvCopiesUnhinted, "stream kvCopiesUnhinted"); break;
       case 1: set(s.inFlightStages, change(s.inFlightStages, 1), "stream inFlightStages"); break;
       case 2: set(s.handOffInFlightStages, change(s.handOffInFlightStages, 0), "stream handOffInFlightStages"); break;
       case 3: set(s.stageBytes, change(s.stageBytes, 4096), "stream stageBytes"); break;

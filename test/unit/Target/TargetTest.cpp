@@ -149,6 +149,8 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   t.streamRowPartBytes = 2048;
   EXPECT_TRUE(t.streamCopiesEvictFirst); // withExecution's, for the stream worker.
   t.streamCopiesEvictFirst = false;      // Not the default, so that a dropped key shows.
+  EXPECT_FALSE(t.streamKvCopiesUnhinted); // Off unless a target file says so.
+  t.streamKvCopiesUnhinted = true;
   EXPECT_EQ(t.shortMmaContext, 64u);     // withExecution's, for the stream worker.
   t.shortMmaContext = 48;
   EXPECT_EQ(t.shortMmaSplitContext, 384u); // withExecution's, for the stream worker.
@@ -168,10 +170,27 @@ TEST(Target, AStreamTargetRoundTripsThroughJson) {
   EXPECT_EQ(back->ffnForm, t.ffnForm);
   EXPECT_EQ(back->streamRowPartBytes, t.streamRowPartBytes);
   EXPECT_EQ(back->streamCopiesEvictFirst, t.streamCopiesEvictFirst);
+  EXPECT_TRUE(back->streamKvCopiesUnhinted);
   EXPECT_EQ(back->shortMmaContext, 48u);
   EXPECT_EQ(back->shortMmaSplitContext, 200u);
   EXPECT_FALSE(back->streamConfig().copiesEvictFirst);
+  // Where no copy is hinted, the K/V rows' copies are not told apart.
+  EXPECT_FALSE(back->streamConfig().kvCopiesUnhinted);
   EXPECT_EQ(targetToJson(*back), json);
+}
+
+TEST(Target, TheKvRowsCopiesGoUnhintedOnlyBesideHintedWeights) {
+  Target t = probedH200().withExecution(plan::ExecutionModel::Stream);
+  EXPECT_TRUE(t.streamConfig().copiesEvictFirst);
+  EXPECT_FALSE(t.streamConfig().kvCopiesUnhinted);
+  t.streamKvCopiesUnhinted = true;
+  auto back = parseTargetJson(targetToJson(t), "kv.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->streamConfig().copiesEvictFirst);
+  EXPECT_TRUE(back->streamConfig().kvCopiesUnhinted);
+  auto bad = parseTargetJson(R"({"name": "x", "stream_kv_copies_unhinted": 1})", "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "bad.json: \"stream_kv_copies_unhinted\" must be true or false");
 }
 
 TEST(Target, BadStreamShapesAreOneLine) {
