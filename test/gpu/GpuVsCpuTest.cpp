@@ -513,6 +513,7 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
   struct Case {
     const char *keys;
     uint32_t streamKvContext;
+    bool kvCopiesUnhinted = false; // What the keys ask for.
   };
   for (const Case &c : {Case{"", 0},
                         Case{"\"stream_stage_bytes\": 1024, \"stream_ring_bytes\": 5120, "
@@ -524,7 +525,7 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
                         Case{"", 40},
                         // The rows' copies without the weights' L2 hint (a policy:
                         // the same values).
-                        Case{"\"stream_kv_copies_unhinted\": true", 0}}) {
+                        Case{"\"stream_kv_copies_unhinted\": true", 0, true}}) {
     SCOPED_TRACE(std::string(c.keys) + ", stream_kv_context " + std::to_string(c.streamKvContext));
     auto lp = streamPlan("models/tiny.graph",
                          "--max-context 256 --stream-kv-context " + std::to_string(c.streamKvContext),
@@ -532,8 +533,7 @@ TEST_F(StreamGpuVsCpuTest, MatchesTheCpuWithKvRowsThroughTheStream) {
     ASSERT_TRUE(lp);
     ASSERT_TRUE(everyAttentionStreamsKv(lp->plan));
     ASSERT_EQ(lp->plan.attention.streamKvContext, c.streamKvContext);
-    ASSERT_EQ(lp->plan.stream.kvCopiesUnhinted,
-              std::string(c.keys).find("kv_copies_unhinted") != std::string::npos);
+    ASSERT_EQ(lp->plan.stream.kvCopiesUnhinted, c.kvCopiesUnhinted);
     expectStepsMatchTheCpu(lp, 200, 4);
     // 64 steps in one launch: the producer copies rows that earlier steps of
     // the same launch wrote (the proxy fence's case).
