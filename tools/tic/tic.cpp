@@ -4,6 +4,7 @@
 //   tic model.graph --stats                    graph and plan statistics
 //   tic model.graph --emit=graph|graph-ir      the front end's views
 //   tic model.graph --emit=task-ir|plan-text   the compiler's views
+//   tic --target h200 --emit=target            a target as JSON, to edit for --target-file
 //   tic --dump-plan plan.fb                    a plan file as text
 //   tic - ...                                  reads the graph from standard input
 //
@@ -25,6 +26,7 @@
 #include "ti/Plan/PlanTextPrinter.h"
 #include "ti/Plan/PlanVerifier.h"
 #include "ti/Support/AtomicFile.h"
+#include "ti/Target/Target.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -40,7 +42,7 @@
 
 namespace {
 
-enum class Emit { None, Graph, GraphIR, TaskIR, PlanText };
+enum class Emit { None, Graph, GraphIR, TaskIR, PlanText, Target };
 
 struct Options {
   std::string input;
@@ -85,9 +87,67 @@ int dumpPlanFile(const std::string &path) {
   return 0;
 }
 
+std::nullopt_t noTarget(const llvm::Twine &message) {
+  fail(message);
+  return std::nullopt;
+}
+
+// The target: built-in or from a file, then the command line's overrides.
+// Prints what is wrong and returns nothing when one of them is.
+std::optional<ti::Target> resolveTarget(const Options &opts) {
+  ti::StatusOr<ti::Target> found = opts.targetFile.empty() ? ti::builtinTarget(opts.target)
+                                                           : ti::readTargetFile(opts.targetFile);
+  if (!found)
+    return noTarget(found.status().message());
+  std::optional<ti::Target> target = std::move(*found);
+  if (!opts.execution.empty()) {
+    const auto model = opts.execution == "stream" ? ti::plan::ExecutionModel::Stream
+                                                  : ti::plan::ExecutionModel::Plain;
+    if (model == ti::plan::ExecutionModel::Stream && target->arch != ti::plan::kStreamArch)
+      return noTarget(llvm::Twine("--execution stream needs an ") + ti::plan::kStreamArch +
+                      " target (the bulk-copy engine); '" + target->name + "' is " + target->arch);
+    // Switching the model takes the new model's choices (Target::withExecution);
+    // naming the target's own model keeps the target's, explicit keys included.
+    if (model != target->execution)
+      *target = target->withExecution(model);
+  }
+  if (!opts.ffnForm.empty() && !ti::parseFfnForm(opts.ffnForm, target->ffnForm))
+    return noTarget("--ffn-form: '" + opts.ffnForm + "' is not partials or gate_up");
+  if (!opts.handOffs.empty() && !ti::parseHandOffs(opts.handOffs, target->handOffs))
+    return noTarget("--hand-offs: '" + opts.handOffs + "' is not grid or tags");
+  // After the model switch, which takes the stream worker's own choice.
+  if (opts.attentionSplitContext) { // The split of every plan, short mode's form whatever.
+    target->attentionSplitContext = opts.attentionSplitContext;
+    target->shortMmaSplitContext = 0;
+  }
+  if (opts.streamKvContext)
+    target->streamKvContext = *opts.streamKvContext;
+  if (opts.shortMmaContext)
+    target->shortMmaContext = *opts.shortMmaContext;
+  if (!opts.weightTiles.empty()) {
+    target->streamWeightTiles = opts.weightTiles == "on";
+    if (target->streamWeightTiles && target->streamStageBytes % ti::plan::kTileBytes)
+      return noTarget("--weight-tiles on: the target's stage of " +
+                      llvm::Twine(target->streamStageBytes) + " bytes is not whole tiles of " +
+                      llvm::Twine(ti::plan::kTileBytes));
+  }
+
+  if (!opts.spreadWeightWaves.empty())
+    target->spreadWeightWaves = opts.spreadWeightWaves == "on";
+  return target;
+}
+
 int run(const Options &opts) {
   if (!opts.dumpPlan.empty())
     return dumpPlanFile(opts.dumpPlan);
+  if (opts.emit == Emit::Target) { // Needs no graph: a file to edit for --target-file.
+    std::optional<ti::Target> target = resolveTarget(opts);
+    if (!target)
+      return 1;
+    std::string error = ti::writeFileAtomically(opts.output.empty() ? "-" : opts.output,
+                                                ti::targetToJson(*target));
+    return error.empty() ? 0 : fail(error);
+  }
   if (opts.input.empty())
     return fail("no input graph (see --help)");
 
@@ -129,46 +189,9 @@ int run(const Options &opts) {
     return finish();
   }
 
-  // The target: built-in or from a file, then the command line's overrides.
-  ti::StatusOr<ti::Target> target = opts.targetFile.empty()
-                                        ? ti::builtinTarget(opts.target)
-                                        : ti::readTargetFile(opts.targetFile);
+  std::optional<ti::Target> target = resolveTarget(opts);
   if (!target)
-    return fail(target.status().message());
-  if (!opts.execution.empty()) {
-    const auto model = opts.execution == "stream" ? ti::plan::ExecutionModel::Stream
-                                                  : ti::plan::ExecutionModel::Plain;
-    if (model == ti::plan::ExecutionModel::Stream && target->arch != ti::plan::kStreamArch)
-      return fail(llvm::Twine("--execution stream needs an ") + ti::plan::kStreamArch +
-                  " target (the bulk-copy engine); '" + target->name + "' is " + target->arch);
-    // Switching the model takes the new model's choices (Target::withExecution);
-    // naming the target's own model keeps the target's, explicit keys included.
-    if (model != target->execution)
-      *target = target->withExecution(model);
-  }
-  if (!opts.ffnForm.empty() && !ti::parseFfnForm(opts.ffnForm, target->ffnForm))
-    return fail("--ffn-form: '" + opts.ffnForm + "' is not partials or gate_up");
-  if (!opts.handOffs.empty() && !ti::parseHandOffs(opts.handOffs, target->handOffs))
-    return fail("--hand-offs: '" + opts.handOffs + "' is not grid or tags");
-  // After the model switch, which takes the stream worker's own choice.
-  if (opts.attentionSplitContext) { // The split of every plan, short mode's form whatever.
-    target->attentionSplitContext = opts.attentionSplitContext;
-    target->shortMmaSplitContext = 0;
-  }
-  if (opts.streamKvContext)
-    target->streamKvContext = *opts.streamKvContext;
-  if (opts.shortMmaContext)
-    target->shortMmaContext = *opts.shortMmaContext;
-  if (!opts.weightTiles.empty()) {
-    target->streamWeightTiles = opts.weightTiles == "on";
-    if (target->streamWeightTiles && target->streamStageBytes % ti::plan::kTileBytes)
-      return fail("--weight-tiles on: the target's stage of " +
-                  llvm::Twine(target->streamStageBytes) + " bytes is not whole tiles of " +
-                  llvm::Twine(ti::plan::kTileBytes));
-  }
-
-  if (!opts.spreadWeightWaves.empty())
-    target->spreadWeightWaves = opts.spreadWeightWaves == "on";
+    return 1;
 
   ti::tir::Module module;
   module.graph = &*graph;
@@ -251,8 +274,11 @@ int main(int argc, char **argv) {
   std::map<std::string, Emit> emits{{"graph", Emit::Graph},
                                     {"graph-ir", Emit::GraphIR},
                                     {"task-ir", Emit::TaskIR},
-                                    {"plan-text", Emit::PlanText}};
-  app.add_option("--emit", opts.emit, "print: graph, graph-ir, task-ir or plan-text")
+                                    {"plan-text", Emit::PlanText},
+                                    {"target", Emit::Target}};
+  app.add_option("--emit", opts.emit,
+                 "print: graph, graph-ir, task-ir, plan-text, or target (the target after the "
+                 "command line's choices, as JSON for --target-file; needs no graph)")
       ->transform(CLI::CheckedTransformer(emits, CLI::ignore_case));
   app.add_flag("--stats", opts.stats, "print graph and plan statistics");
   app.add_option("--target", opts.target, "a built-in target: h200 (default), rtx3050");
