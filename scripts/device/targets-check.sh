@@ -20,6 +20,10 @@
 #              of 4 rounds.
 #   compile8b  the same for Llama 3.1 8B (its random checkpoint is made on
 #              the machine: minutes, and 16 GB of disk).
+#   traces     one traced full step of each model at contexts 1, 1,024 and
+#              4,096 (TI_TRACE_CONTEXTS, 1 among them), and where its time
+#              went (bench/trace_timeline.py, against the floor of the same
+#              process): trace-MODEL-CONTEXT.txt in the logs.
 # Every GPU command runs bounded (TI_BENCH_TIMEOUT seconds for a tirun bench,
 # default 200; TI_BASELINE_TIMEOUT for a run_bench.py part, default 540).
 # A command that fails prints FAILED and makes the exit status 1; a target
@@ -66,6 +70,31 @@ EOF
   fi
 }
 
+# traced MODEL CONTEXTS: one traced full step at each context (1 among
+# them), and its accounting; a step's K/V bytes come from the floors of the
+# same run (the floor at context c is the weights and c positions' K/V).
+traced() {
+  local model=$1 contexts=$2 c gbs kv
+  mkdir -p "$work/trace-$model"
+  if bounded "$bench_timeout" "$bin/tirun" bench "$work/$model.fb" "$work/$model.bin" \
+       --contexts "$contexts" --sessions 1 --generate 0 --trace-dir "$work/trace-$model" \
+       --json "$out/trace-$model.json" > "$out/trace-$model-bench.txt" 2>&1; then
+    for c in ${contexts//,/ }; do
+      read -r gbs kv < <(python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = {c['context']: c['floor_bytes'] for c in r['runtimes'][0]['contexts']}
+c = int(sys.argv[2])
+print(r['bandwidth']['gbs'], (f[c] - f[1]) * c // (c - 1) if c > 1 else 0)" "$out/trace-$model.json" "$c")
+      python3 bench/trace_timeline.py "$work/trace-$model/trace-$c.json" --bandwidth-gbs "$gbs" \
+        --kv-bytes "$kv" > "$out/trace-$model-$c.txt" 2>&1 ||
+        fail "trace_timeline.py, $model at $c (see $out/trace-$model-$c.txt)"
+    done
+  else
+    fail "tirun bench, the traced $model steps (see $out/trace-$model-bench.txt)"
+  fi
+}
+
 summary=()
 for part in $parts; do
   start=$SECONDS
@@ -109,7 +138,16 @@ for part in $parts; do
       fail "run_bench.py, $model with torch.compile (see $out/baselines-$model.log)"
     fi
     ;;
-  *) fail "TI_PARTS: unknown part '$part' (decode, compile, compile8b)" ;;
+  traces)
+    for model in 1b 8b; do
+      graph=models/llama32-1b.graph
+      [ $model = 1b ] || graph=models/llama31-8b.graph
+      plan "$model" "$graph" || continue
+      traced "$model" "${TI_TRACE_CONTEXTS:-1,1024,4096}"
+      rm -f "$work/$model.bin"
+    done
+    ;;
+  *) fail "TI_PARTS: unknown part '$part' (decode, compile, compile8b, traces)" ;;
   esac
   echo "$part: $((SECONDS - start)) s" >> "$out/runs.txt"
 done
