@@ -11,8 +11,10 @@
 #              4,096 (TI_CONTEXTS_8B); each against the floor measured in the
 #              same process, 3 sessions (the 8B 2). With TI_TARGET_FILES,
 #              both models' plans from each file too, in full mode, under the
-#              file's name (their rows in the logs; the table is the built-in
-#              target's).
+#              file's name (their rows in the table's log part; the targets
+#              are the built-in target's), the 1B at TI_TARGET_CONTEXTS_1B
+#              (default: the same contexts); the 8B's only from the files
+#              of TI_TARGET_FILES_8B where it is set.
 #   compile    bench/run_bench.py (scripts/device/bench-check.sh baselines):
 #              TileInfer and torch.compile reduce-overhead on the 1B in one
 #              run, contexts 1 and 4,096, the cache sized per context (the
@@ -109,13 +111,13 @@ for part in $parts; do
     for file in ${TI_TARGET_FILES:-}; do
       name=$(basename "$file" .json | tr -- '-.' '__')
       plan "1b-$name" models/llama32-1b.graph --target-file "$file" &&
-        bench "1b-$name" "1b-$name" "$contexts_1b" 3 0
+        bench "1b-$name" "1b-$name" "${TI_TARGET_CONTEXTS_1B:-$contexts_1b}" 3 0
       rm -f "$work/1b-$name.bin"
     done
     if plan 8b models/llama31-8b.graph; then
       bench 8b 8b "$contexts_8b" 2 0
       [ -f "$out/bench-8b.json" ] && summary+=(--decode-8b "$out/bench-8b.json")
-      for file in ${TI_TARGET_FILES:-}; do
+      for file in ${TI_TARGET_FILES_8B-${TI_TARGET_FILES:-}}; do
         name=$(basename "$file" .json | tr -- '-.' '__')
         rm -f "$work/8b.bin"
         plan "8b-$name" models/llama31-8b.graph --target-file "$file" &&
