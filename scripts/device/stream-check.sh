@@ -205,11 +205,7 @@ if compile new "$bin"; then
       python3 bench/trace_timeline.py "$work/$name/trace-1.json" --bandwidth-gbs "$gbs" \
         > "$out/$name.txt" 2>&1 || fail "trace_timeline.py on the $mode trace (see $out/$name.txt)"
       for c in "$@"; do
-        kv=$(python3 -c "
-import json, sys
-f = {c['context']: c['floor_bytes'] for c in json.load(open(sys.argv[1]))['runtimes'][0]['contexts']}
-c = int(sys.argv[2])
-print((f[c] - f[1]) * c // (c - 1))" "$work/$name.json" "$c")
+        kv=$(kv_bytes "$work/$name.json" "$c")
         python3 bench/trace_timeline.py "$work/$name/trace-$c.json" --bandwidth-gbs "$gbs" \
           --kv-bytes "$kv" > "$out/$name-$c.txt" 2>&1 ||
           fail "trace_timeline.py on the $mode trace at $c (see $out/$name-$c.txt)"

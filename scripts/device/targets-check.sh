@@ -82,12 +82,9 @@ traced() {
        --contexts "$contexts" --sessions 1 --generate 0 --trace-dir "$work/trace-$model" \
        --json "$out/trace-$model.json" > "$out/trace-$model-bench.txt" 2>&1; then
     for c in ${contexts//,/ }; do
-      read -r gbs kv < <(python3 -c "
-import json, sys
-r = json.load(open(sys.argv[1]))
-f = {c['context']: c['floor_bytes'] for c in r['runtimes'][0]['contexts']}
-c = int(sys.argv[2])
-print(r['bandwidth']['gbs'], (f[c] - f[1]) * c // (c - 1) if c > 1 else 0)" "$out/trace-$model.json" "$c")
+      gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
+        "$out/trace-$model.json")
+      kv=$(kv_bytes "$out/trace-$model.json" "$c")
       python3 bench/trace_timeline.py "$work/trace-$model/trace-$c.json" --bandwidth-gbs "$gbs" \
         --kv-bytes "$kv" > "$out/trace-$model-$c.txt" 2>&1 ||
         fail "trace_timeline.py, $model at $c (see $out/trace-$model-$c.txt)"
