@@ -4,13 +4,17 @@
 // requested repetitions), the worker's fingerprint (16 hex digits, stable,
 // from a hashed cubin where the build has one for the device), and the
 // executor's refusal of a plan made for another worker binary, with one line
-// naming both fingerprints, next to its acceptance of the right one.
+// naming both fingerprints, next to its acceptance of the right one; the
+// hand-off latency under each load (finite, positive, returned at all: a
+// ponger that never answered would hang, which the cooperative launch
+// prevents).
 //
 // Without a GPU every test that needs one is skipped (GTEST_SKIP).
 //
 //===----------------------------------------------------------------------===//
 #include "ti/Runtime/CudaBandwidth.h"
 #include "ti/Runtime/CudaExecutor.h"
+#include "ti/Runtime/CudaHandOff.h"
 #include "ti/Runtime/LoadedPlan.h"
 
 #include "GpuTest.h"
@@ -80,6 +84,39 @@ TEST_F(ProbeTest, BadBandwidthOptionsAreErrors) {
   none.repetitions = 0;
   EXPECT_FALSE(measureStreamingBandwidth(0, none).ok());
   auto missing = measureStreamingBandwidth(CudaExecutor::deviceCount(), BandwidthOptions());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no CUDA GPU"), std::string::npos)
+      << missing.status().message();
+}
+
+TEST_F(ProbeTest, HandOffLatencyIsMeasuredUnderEachLoad) {
+  HandOffOptions options;
+  options.rounds = 500;
+  options.warmupRounds = 100;
+  options.repetitions = 1;
+  options.streamBytes = 256ull << 20;
+  auto r = measureHandOff(0, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // Between a clock tick and a millisecond: what any GPU's L2 allows.
+  for (double ns : {r->idleNs, r->othersStreamNs, r->allStreamNs}) {
+    EXPECT_GT(ns, 1.0);
+    EXPECT_LT(ns, 1e6);
+  }
+  EXPECT_GE(r->pairs, 1);
+  EXPECT_EQ(r->rounds, 500);
+  std::printf("hand-off, one way: %.0f ns idle, %.0f with the other SMs streaming, %.0f with "
+              "every SM streaming (%d pairs)\n",
+              r->idleNs, r->othersStreamNs, r->allStreamNs, r->pairs);
+}
+
+TEST_F(ProbeTest, BadHandOffOptionsAreErrors) {
+  HandOffOptions none;
+  none.rounds = 0;
+  EXPECT_FALSE(measureHandOff(0, none).ok());
+  HandOffOptions small;
+  small.streamBytes = 1 << 20;
+  EXPECT_FALSE(measureHandOff(0, small).ok());
+  auto missing = measureHandOff(CudaExecutor::deviceCount(), HandOffOptions());
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no CUDA GPU"), std::string::npos)
       << missing.status().message();

@@ -7,8 +7,8 @@
 // memory, static shared memory, occupancy at its block size), the GPU's name,
 // arch and SM count, what the worker can run there (CudaExecutor::workerLimits:
 // query heads per kv head, head dims, shared memory per task, load width),
-// measures the streaming-read bandwidth (CudaBandwidth.h) and takes the
-// worker's fingerprint (a hash of its machine code), prints a report, and
+// measures the streaming-read bandwidth (CudaBandwidth.h) and what a hand-off
+// through L2 costs (CudaHandOff.h), takes the worker's fingerprint (a hash of its machine code), prints a report, and
 // with -o writes the target file that `tic --target-file`
 // compiles for, atomically. A plan made from it runs only with this worker
 // binary (CudaExecutor::create checks the fingerprint).
@@ -23,6 +23,7 @@
 #ifdef TI_HAVE_CUDA
 #include "ti/Runtime/CudaBandwidth.h"
 #include "ti/Runtime/CudaExecutor.h"
+#include "ti/Runtime/CudaHandOff.h"
 #endif
 #include "ti/Support/AtomicFile.h"
 #include "ti/Target/Target.h"
@@ -104,6 +105,9 @@ int ti::tirun::runProbe(int argc, char **argv) {
   auto bandwidth = measureStreamingBandwidth(device, options);
   if (!bandwidth)
     return fail(bandwidth.status().message());
+  auto handOff = measureHandOff(device, HandOffOptions{});
+  if (!handOff)
+    return fail(handOff.status().message());
 
   // The report goes to standard error when the target goes to standard output.
   FILE *out = output == "-" ? stderr : stdout;
@@ -129,6 +133,12 @@ int ti::tirun::runProbe(int argc, char **argv) {
                bandwidth->medianGBs, bandwidth->minGBs, bandwidth->maxGBs, bandwidth->repetitions,
                bandwidth->bytes / 1e9,
                bandwidth->l2Bytes ? double(bandwidth->bytes) / double(bandwidth->l2Bytes) : 0.0);
+  std::fprintf(out,
+               "hand-off      %.2f us idle, %.2f with the other SMs streaming, %.2f with every SM "
+               "streaming (a relaxed store seen by another SM's polls, one way; median of %d "
+               "pairs of SMs)\n",
+               handOff->idleNs / 1e3, handOff->othersStreamNs / 1e3, handOff->allStreamNs / 1e3,
+               handOff->pairs);
   const plan::WorkerLimits limits = CudaExecutor::workerLimits(info->sharedPerBlockOptin, model);
   std::string dims;
   for (uint32_t d : limits.headDims)

@@ -1,0 +1,247 @@
+//===- HandOff.cu - What one hand-off through L2 costs ---------------------===//
+//
+// The floor under every tagged hand-off of the stream worker, measured the
+// way the worker hands off (CudaHandOff.h says why it matters):
+//
+// 1. The pair: thread 0 of block 0 (the pinger) and thread 0 of block P (the
+//    ponger), one 256-thread block per SM, the grid the SM count, launched
+//    cooperatively so that every block runs at once (a ponger that never
+//    started would hang the pinger). The pinger stores r to one 8-byte slot
+//    (st.relaxed.gpu, as the worker's tagged stores) and polls another
+//    (ld.relaxed.gpu, as its readers) until the ponger has stored r back;
+//    the ponger polls the first slot until it reads r. Each slot has an L2
+//    line of its own. options.warmupRounds untimed round trips, then
+//    options.rounds timed by the pinger's %globaltimer: one hand-off is the
+//    time over twice the rounds.
+// 2. The load: none (the other blocks return at once); the other SMs
+//    streaming a buffer of options.streamBytes (far more than L2) with
+//    16-byte loads, 16 in flight a thread (64 KiB an SM, which saturates
+//    HBM: Bandwidth.cu), as the worker's producers keep copying during a
+//    hand-off; and the same with the two SMs' own other warps streaming too,
+//    as a worker's own copies sit in front of its stores and polls. The
+//    streaming threads poll a stop slot (one lane a warp, every 64 rounds of
+//    loads) that the pinger raises when it is done.
+// 3. Pairs: block 0 with blocks 1, n/4, n/2, 3n/4 and n - 1, since the
+//    distance between two SMs through the crossbar and L2's partitions is
+//    not the same for every pair; options.repetitions launches of each pair
+//    and load, their median, then the median over the pairs.
+//
+// Every CUDA failure is a one-line Status; everything is released on every
+// path.
+//
+//===----------------------------------------------------------------------===//
+#include "ti/Runtime/CudaHandOff.h"
+
+#include "CudaCheck.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+using namespace ti;
+
+namespace {
+
+constexpr int kThreads = 256;
+/// Independent 16-byte loads a streaming thread has in flight: 64 KiB an SM.
+constexpr int kStreamLoads = 16;
+/// Rounds of loads between two looks at the stop slot.
+constexpr int kRoundsBetweenPolls = 64;
+
+enum Load : int { kIdle = 0, kOthersStream = 1, kAllStream = 2 };
+
+/// The slots, each in a 256-byte line of its own.
+struct Slots {
+  unsigned long long ping[32], pong[32], stop[32], elapsedNs[32];
+};
+
+__device__ __forceinline__ void storeRelaxed(unsigned long long *at, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(at), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long loadRelaxed(const unsigned long long *at) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(at) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ unsigned long long globalTimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Reads the buffer round and round until the stop slot is raised; the fold
+/// is stored only if it equals `key`, so that no load is dead code.
+__device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vectors,
+                                   const unsigned long long *stop, uint32_t key, uint32_t *sink) {
+  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+  uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  uint32_t fold = 0;
+  for (;;) {
+#pragma unroll 1
+    for (int round = 0; round < kRoundsBetweenPolls; ++round) {
+      uint4 v[kStreamLoads];
+#pragma unroll
+      for (int k = 0; k < kStreamLoads; ++k) {
+        uint64_t j = i + k * stride;
+        if (j >= vectors)
+          j -= vectors;
+        v[k] = __ldg(data + j);
+      }
+#pragma unroll
+      for (int k = 0; k < kStreamLoads; ++k)
+        fold ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
+      i += kStreamLoads * stride;
+      if (i >= vectors)
+        i -= vectors;
+    }
+    const unsigned long long stopped = threadIdx.x % 32 == 0 ? loadRelaxed(stop) : 0;
+    if (__shfl_sync(0xffffffffu, stopped, 0))
+      break;
+  }
+  if (fold == key)
+    *sink = fold;
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    handOffKernel(Slots *slots, int partner, int warmup, int rounds, int load,
+                  const uint4 *__restrict__ data, uint64_t vectors, uint32_t key, uint32_t *sink) {
+  const bool pinger = blockIdx.x == 0, ponger = blockIdx.x == unsigned(partner);
+  if (pinger || ponger) {
+    if (threadIdx.x == 0) {
+      const int total = warmup + rounds;
+      if (pinger) {
+        unsigned long long start = globalTimer();
+        for (int r = 1; r <= total; ++r) {
+          if (r == warmup + 1)
+            start = globalTimer();
+          storeRelaxed(slots->ping, r);
+          while (loadRelaxed(slots->pong) != static_cast<unsigned long long>(r)) {
+          }
+        }
+        slots->elapsedNs[0] = globalTimer() - start;
+        storeRelaxed(slots->stop, 1);
+      } else {
+        for (int r = 1; r <= total; ++r) {
+          while (loadRelaxed(slots->ping) != static_cast<unsigned long long>(r)) {
+          }
+          storeRelaxed(slots->pong, r);
+        }
+      }
+      return;
+    }
+    if (threadIdx.x < 32 || load != kAllStream) // Warp 0 is the pair's alone.
+      return;
+  } else if (load == kIdle) {
+    return;
+  }
+  streamUntilStopped(data, vectors, slots->stop, key, sink);
+}
+
+/// Everything the measurement allocates, released on every path.
+struct Resources {
+  uint4 *data = nullptr;
+  Slots *slots = nullptr;
+  uint32_t *sink = nullptr;
+  cudaStream_t stream = nullptr;
+
+  ~Resources() {
+    if (stream)
+      cudaStreamDestroy(stream);
+    cudaFree(data);
+    cudaFree(slots);
+    cudaFree(sink);
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+} // namespace
+
+StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &options) {
+  if (options.rounds < 1 || options.warmupRounds < 0 || options.repetitions < 1)
+    return Status::error("hand-off: at least one timed round and repetition, no negative warm-up");
+  if (options.streamBytes < (64ull << 20))
+    return Status::error("hand-off: the streamed buffer must be at least 64 MiB");
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+    cudaGetLastError();
+    return Status::error(std::string("no CUDA GPU: ") + cudaGetErrorString(e));
+  }
+  if (device < 0 || device >= count)
+    return Status::error("no CUDA GPU " + std::to_string(device) + " (" + std::to_string(count) +
+                         " visible)");
+  TI_CUDA_CHECK(cudaSetDevice(device));
+  cudaDeviceProp prop;
+  TI_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  if (!prop.cooperativeLaunch)
+    return Status::error("hand-off: GPU " + std::to_string(device) +
+                         " cannot launch cooperatively (every block at once)");
+  int blocksPerSm = 0;
+  TI_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocksPerSm, handOffKernel, kThreads, 0));
+  const int sms = prop.multiProcessorCount;
+  if (blocksPerSm < 1 || sms < 2)
+    return Status::error("hand-off: needs two SMs that each run a " + std::to_string(kThreads) +
+                         "-thread block");
+
+  Resources res;
+  const uint64_t bytes = options.streamBytes / sizeof(uint4) * sizeof(uint4);
+  uint64_t vectors = bytes / sizeof(uint4);
+  if (cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&res.data), bytes); e != cudaSuccess) {
+    cudaGetLastError();
+    return Status::error("hand-off: cannot allocate " + std::to_string(bytes) + " bytes on GPU " +
+                         std::to_string(device) + ": " + cudaGetErrorString(e));
+  }
+  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.slots), sizeof(Slots)));
+  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.sink), sizeof(uint32_t)));
+  TI_CUDA_CHECK(cudaStreamCreateWithFlags(&res.stream, cudaStreamNonBlocking));
+  // Every page committed, and not zeros.
+  TI_CUDA_CHECK(cudaMemsetAsync(res.data, 0x5a, bytes, res.stream));
+
+  std::vector<int> partners;
+  for (int p : {1, sms / 4, sms / 2, 3 * sms / 4, sms - 1})
+    if (p > 0 && p < sms && std::find(partners.begin(), partners.end(), p) == partners.end())
+      partners.push_back(p);
+
+  // Never the fold of the buffer in practice; the compiler cannot know.
+  uint32_t key = 0x6a09e667u;
+  int warmup = options.warmupRounds, rounds = options.rounds;
+  double *results[] = {nullptr, nullptr, nullptr};
+  HandOffResult r;
+  results[kIdle] = &r.idleNs;
+  results[kOthersStream] = &r.othersStreamNs;
+  results[kAllStream] = &r.allStreamNs;
+  for (int load : {kIdle, kOthersStream, kAllStream}) {
+    std::vector<double> perPair;
+    for (int partner : partners) {
+      std::vector<double> launches;
+      for (int rep = 0; rep < options.repetitions; ++rep) {
+        TI_CUDA_CHECK(cudaMemsetAsync(res.slots, 0, sizeof(Slots), res.stream));
+        void *args[] = {&res.slots, &partner, &warmup, &rounds, &load,
+                        &res.data,  &vectors, &key,    &res.sink};
+        TI_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(handOffKernel),
+                                                  dim3(sms), dim3(kThreads), args, 0, res.stream));
+        unsigned long long elapsed = 0;
+        TI_CUDA_CHECK(cudaMemcpyAsync(&elapsed, res.slots->elapsedNs, sizeof(elapsed),
+                                      cudaMemcpyDeviceToHost, res.stream));
+        TI_CUDA_CHECK(cudaStreamSynchronize(res.stream));
+        if (elapsed == 0)
+          return Status::error("hand-off: a timed launch took no measurable time");
+        launches.push_back(double(elapsed) / (2.0 * rounds));
+      }
+      perPair.push_back(median(launches));
+    }
+    *results[load] = median(perPair);
+  }
+  r.pairs = int(partners.size());
+  r.rounds = rounds;
+  return r;
+}
