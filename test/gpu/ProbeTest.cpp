@@ -102,11 +102,14 @@ TEST_F(ProbeTest, HandOffLatencyIsMeasuredUnderEachLoad) {
     EXPECT_GT(ns, 1.0);
     EXPECT_LT(ns, 1e6);
   }
+  EXPECT_GT(r->othersStreamGBs, 0);
+  EXPECT_GT(r->allStreamGBs, 0);
   EXPECT_GE(r->pairs, 1);
   EXPECT_EQ(r->rounds, 500);
-  std::printf("hand-off, one way: %.0f ns idle, %.0f with the other SMs streaming, %.0f with "
-              "every SM streaming (%d pairs)\n",
-              r->idleNs, r->othersStreamNs, r->allStreamNs, r->pairs);
+  std::printf("hand-off, one way: %.0f ns idle, %.0f with the other SMs streaming (%.0f GB/s), "
+              "%.0f with every SM streaming (%.0f GB/s) (%d pairs)\n",
+              r->idleNs, r->othersStreamNs, r->othersStreamGBs, r->allStreamNs, r->allStreamGBs,
+              r->pairs);
 }
 
 TEST_F(ProbeTest, BadHandOffOptionsAreErrors) {

@@ -134,11 +134,11 @@ int ti::tirun::runProbe(int argc, char **argv) {
                bandwidth->bytes / 1e9,
                bandwidth->l2Bytes ? double(bandwidth->bytes) / double(bandwidth->l2Bytes) : 0.0);
   std::fprintf(out,
-               "hand-off      %.2f us idle, %.2f with the other SMs streaming, %.2f with every SM "
-               "streaming (a relaxed store seen by another SM's polls, one way; median of %d "
-               "pairs of SMs)\n",
-               handOff->idleNs / 1e3, handOff->othersStreamNs / 1e3, handOff->allStreamNs / 1e3,
-               handOff->pairs);
+               "hand-off      %.2f us idle, %.2f with the other SMs streaming (%.0f GB/s), %.2f with "
+               "every SM streaming (%.0f GB/s) (a relaxed store seen by another SM's polls, one "
+               "way; median of %d pairs of SMs)\n",
+               handOff->idleNs / 1e3, handOff->othersStreamNs / 1e3, handOff->othersStreamGBs,
+               handOff->allStreamNs / 1e3, handOff->allStreamGBs, handOff->pairs);
   const plan::WorkerLimits limits = CudaExecutor::workerLimits(info->sharedPerBlockOptin, model);
   std::string dims;
   for (uint32_t d : limits.headDims)

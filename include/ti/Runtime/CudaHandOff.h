@@ -37,6 +37,9 @@ struct HandOffResult {
   double idleNs = 0;      // nothing else running
   double othersStreamNs = 0; // every other SM streaming from memory
   double allStreamNs = 0; // the two SMs' other warps streaming too
+  /// What the streaming SMs read meanwhile, GB/s (medians over the launches).
+  double othersStreamGBs = 0;
+  double allStreamGBs = 0;
   int pairs = 0;          // pairs of SMs measured
   int rounds = 0;
 };

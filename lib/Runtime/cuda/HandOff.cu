@@ -20,7 +20,9 @@
 //    hand-off; and the same with the two SMs' own other warps streaming too,
 //    as a worker's own copies sit in front of its stores and polls. The
 //    streaming threads poll a stop slot (one lane a warp, every 64 rounds of
-//    loads) that the pinger raises when it is done.
+//    loads) that the pinger raises when it is done, then add the bytes they
+//    read to a counter: over the pinger's whole run (warm-up included) that
+//    is the load's bandwidth, reported beside the latency it came with.
 // 3. Pairs: block 0 with blocks 1, n/4, n/2, 3n/4 and n - 1, since the
 //    distance between two SMs through the crossbar and L2's partitions is
 //    not the same for every pair; options.repetitions launches of each pair
@@ -55,6 +57,8 @@ enum Load : int { kIdle = 0, kOthersStream = 1, kAllStream = 2 };
 /// The slots, each in a 256-byte line of its own.
 struct Slots {
   unsigned long long ping[32], pong[32], stop[32], elapsedNs[32];
+  unsigned long long launchNs[32]; // The pinger's whole run, warm-up included.
+  unsigned long long streamedBytes[32];
 };
 
 __device__ __forceinline__ void storeRelaxed(unsigned long long *at, unsigned long long v) {
@@ -76,11 +80,13 @@ __device__ __forceinline__ unsigned long long globalTimer() {
 /// Reads the buffer round and round until the stop slot is raised; the fold
 /// is stored only if it equals `key`, so that no load is dead code.
 __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vectors,
-                                   const unsigned long long *stop, uint32_t key, uint32_t *sink) {
+                                   const unsigned long long *stop, unsigned long long *streamed,
+                                   uint32_t key, uint32_t *sink) {
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
   uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   uint32_t fold = 0;
-  for (;;) {
+  unsigned long long rounds = 0;
+  for (;; rounds += kRoundsBetweenPolls) {
 #pragma unroll 1
     for (int round = 0; round < kRoundsBetweenPolls; ++round) {
       uint4 v[kStreamLoads];
@@ -102,6 +108,8 @@ __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vect
     if (__shfl_sync(0xffffffffu, stopped, 0))
       break;
   }
+  if (threadIdx.x % 32 == 0) // The warp's bytes: what the load was.
+    atomicAdd(streamed, (rounds + kRoundsBetweenPolls) * 32 * kStreamLoads * sizeof(uint4));
   if (fold == key)
     *sink = fold;
 }
@@ -114,7 +122,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       const int total = warmup + rounds;
       if (pinger) {
-        unsigned long long start = globalTimer();
+        const unsigned long long launched = globalTimer();
+        unsigned long long start = launched;
         for (int r = 1; r <= total; ++r) {
           if (r == warmup + 1)
             start = globalTimer();
@@ -122,7 +131,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           while (loadRelaxed(slots->pong) != static_cast<unsigned long long>(r)) {
           }
         }
-        slots->elapsedNs[0] = globalTimer() - start;
+        const unsigned long long end = globalTimer();
+        slots->elapsedNs[0] = end - start;
+        slots->launchNs[0] = end - launched;
         storeRelaxed(slots->stop, 1);
       } else {
         for (int r = 1; r <= total; ++r) {
@@ -138,7 +149,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else if (load == kIdle) {
     return;
   }
-  streamUntilStopped(data, vectors, slots->stop, key, sink);
+  streamUntilStopped(data, vectors, slots->stop, slots->streamedBytes, key, sink);
 }
 
 /// Everything the measurement allocates, released on every path.
@@ -219,8 +230,9 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
   results[kIdle] = &r.idleNs;
   results[kOthersStream] = &r.othersStreamNs;
   results[kAllStream] = &r.allStreamNs;
+  double *streamRates[] = {nullptr, &r.othersStreamGBs, &r.allStreamGBs};
   for (int load : {kIdle, kOthersStream, kAllStream}) {
-    std::vector<double> perPair;
+    std::vector<double> perPair, rates;
     for (int partner : partners) {
       std::vector<double> launches;
       for (int rep = 0; rep < options.repetitions; ++rep) {
@@ -229,17 +241,20 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
                         &res.data,  &vectors, &key,    &res.sink};
         TI_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(handOffKernel),
                                                   dim3(sms), dim3(kThreads), args, 0, res.stream));
-        unsigned long long elapsed = 0;
-        TI_CUDA_CHECK(cudaMemcpyAsync(&elapsed, res.slots->elapsedNs, sizeof(elapsed),
-                                      cudaMemcpyDeviceToHost, res.stream));
+        Slots back;
+        TI_CUDA_CHECK(cudaMemcpyAsync(&back, res.slots, sizeof(Slots), cudaMemcpyDeviceToHost,
+                                      res.stream));
         TI_CUDA_CHECK(cudaStreamSynchronize(res.stream));
-        if (elapsed == 0)
+        if (back.elapsedNs[0] == 0 || back.launchNs[0] == 0)
           return Status::error("hand-off: a timed launch took no measurable time");
-        launches.push_back(double(elapsed) / (2.0 * rounds));
+        launches.push_back(double(back.elapsedNs[0]) / (2.0 * rounds));
+        rates.push_back(double(back.streamedBytes[0]) / double(back.launchNs[0])); // GB/s
       }
       perPair.push_back(median(launches));
     }
     *results[load] = median(perPair);
+    if (load != kIdle)
+      *streamRates[load] = median(rates);
   }
   r.pairs = int(partners.size());
   r.rounds = rounds;
