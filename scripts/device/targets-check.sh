@@ -81,9 +81,9 @@ traced() {
   if bounded "$bench_timeout" "$bin/tirun" bench "$work/$model.fb" "$work/$model.bin" \
        --contexts "$contexts" --sessions 1 --generate 0 --trace-dir "$work/trace-$model" \
        --json "$out/trace-$model.json" > "$out/trace-$model-bench.txt" 2>&1; then
+    gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
+      "$out/trace-$model.json")
     for c in ${contexts//,/ }; do
-      gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
-        "$out/trace-$model.json")
       kv=$(kv_bytes "$out/trace-$model.json" "$c")
       python3 bench/trace_timeline.py "$work/trace-$model/trace-$c.json" --bandwidth-gbs "$gbs" \
         --kv-bytes "$kv" > "$out/trace-$model-$c.txt" 2>&1 ||
@@ -132,7 +132,7 @@ for part in $parts; do
          --contexts 1,4096 --rounds 4 --sessions 1 --generate-reps 0 --timeout 300 \
          --static-cache per-context > "$out/baselines-$model.log" 2>&1; then
       summary+=(--baselines-$model "$out/baselines-$model/bench.json")
-      tail -n +1 "$out/baselines-$model/bench-table.txt" >> "$out/runs.txt"
+      cat "$out/baselines-$model/bench-table.txt" >> "$out/runs.txt"
     else
       fail "run_bench.py, $model with torch.compile (see $out/baselines-$model.log)"
     fi
