@@ -37,6 +37,7 @@
 #include "ti/Runtime/CudaBandwidth.h"
 
 #include "CudaCheck.h"
+#include "ti/Bench/Statistics.h"
 
 #include <cuda_runtime.h>
 
@@ -102,12 +103,6 @@ struct Resources {
   }
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 } // namespace
 
 StatusOr<BandwidthResult> ti::measureStreamingBandwidth(int device,
@@ -118,15 +113,8 @@ StatusOr<BandwidthResult> ti::measureStreamingBandwidth(int device,
     return Status::error("bandwidth: the buffer must be at least " +
                          std::to_string(kMinBytes >> 20) + " MiB, not " +
                          std::to_string(options.bytes) + " bytes");
-  int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-    cudaGetLastError();
-    return Status::error(std::string("no CUDA GPU: ") + cudaGetErrorString(e));
-  }
-  if (device < 0 || device >= count)
-    return Status::error("no CUDA GPU " + std::to_string(device) + " (" + std::to_string(count) +
-                         " visible)");
-  TI_CUDA_CHECK(cudaSetDevice(device));
+  if (Status s = cuda::selectDevice(device); !s.ok())
+    return s;
   cudaDeviceProp prop;
   TI_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   int blocksPerSm = 0;
@@ -180,7 +168,7 @@ StatusOr<BandwidthResult> ti::measureStreamingBandwidth(int device,
       return Status::error("bandwidth: a timed launch took no measurable time");
     r.samples.push_back(double(r.bytes) / (double(ms) * 1e-3) / 1e9);
   }
-  r.medianGBs = median(r.samples);
+  r.medianGBs = bench::median(r.samples);
   r.minGBs = *std::min_element(r.samples.begin(), r.samples.end());
   r.maxGBs = *std::max_element(r.samples.begin(), r.samples.end());
   return r;

@@ -4,6 +4,7 @@
 // from the enclosing function a Status of one line that names the file, the
 // line, the call and CUDA's description of the error:
 //   "CudaExecutor.cu:123: cudaMalloc(...): out of memory".
+// selectDevice(device) makes a GPU current or says why it cannot.
 // Host code of the CUDA backend only.
 //
 //===----------------------------------------------------------------------===//
@@ -33,5 +34,25 @@ inline Status cudaFailure(cudaError_t error, const char *expr, const char *file,
     if (tiCudaError_ != cudaSuccess)                                                               \
       return ::ti::cuda::cudaFailure(tiCudaError_, #expr, __FILE__, __LINE__);                     \
   } while (0)
+
+namespace ti::cuda {
+
+/// Makes GPU `device` the current one, or says in one line why not: no CUDA
+/// GPU at all (the driver's reason), or none of that number. The
+/// measurements of `tirun probe` (Bandwidth.cu, HandOff.cu) begin with it.
+inline Status selectDevice(int device) {
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+    cudaGetLastError(); // Not sticky; clear it for later calls.
+    return Status::error(std::string("no CUDA GPU: ") + cudaGetErrorString(e));
+  }
+  if (device < 0 || device >= count)
+    return Status::error("no CUDA GPU " + std::to_string(device) + " (" + std::to_string(count) +
+                         " visible)");
+  TI_CUDA_CHECK(cudaSetDevice(device));
+  return Status();
+}
+
+} // namespace ti::cuda
 
 #endif // TI_LIB_RUNTIME_CUDA_CUDACHECK_H

@@ -35,6 +35,7 @@
 #include "ti/Runtime/CudaHandOff.h"
 
 #include "CudaCheck.h"
+#include "ti/Bench/Statistics.h"
 
 #include <cuda_runtime.h>
 
@@ -168,12 +169,6 @@ struct Resources {
   }
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 } // namespace
 
 StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &options) {
@@ -181,15 +176,8 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
     return Status::error("hand-off: at least one timed round and repetition, no negative warm-up");
   if (options.streamBytes < (64ull << 20))
     return Status::error("hand-off: the streamed buffer must be at least 64 MiB");
-  int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-    cudaGetLastError();
-    return Status::error(std::string("no CUDA GPU: ") + cudaGetErrorString(e));
-  }
-  if (device < 0 || device >= count)
-    return Status::error("no CUDA GPU " + std::to_string(device) + " (" + std::to_string(count) +
-                         " visible)");
-  TI_CUDA_CHECK(cudaSetDevice(device));
+  if (Status s = cuda::selectDevice(device); !s.ok())
+    return s;
   cudaDeviceProp prop;
   TI_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   if (!prop.cooperativeLaunch)
@@ -225,11 +213,9 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
   // Never the fold of the buffer in practice; the compiler cannot know.
   uint32_t key = 0x6a09e667u;
   int warmup = options.warmupRounds, rounds = options.rounds;
-  double *results[] = {nullptr, nullptr, nullptr};
   HandOffResult r;
-  results[kIdle] = &r.idleNs;
-  results[kOthersStream] = &r.othersStreamNs;
-  results[kAllStream] = &r.allStreamNs;
+  // Indexed by Load.
+  double *results[] = {&r.idleNs, &r.othersStreamNs, &r.allStreamNs};
   double *streamRates[] = {nullptr, &r.othersStreamGBs, &r.allStreamGBs};
   for (int load : {kIdle, kOthersStream, kAllStream}) {
     std::vector<double> perPair, rates;
@@ -250,11 +236,11 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
         launches.push_back(double(back.elapsedNs[0]) / (2.0 * rounds));
         rates.push_back(double(back.streamedBytes[0]) / double(back.launchNs[0])); // GB/s
       }
-      perPair.push_back(median(launches));
+      perPair.push_back(bench::median(launches));
     }
-    *results[load] = median(perPair);
+    *results[load] = bench::median(perPair);
     if (load != kIdle)
-      *streamRates[load] = median(rates);
+      *streamRates[load] = bench::median(rates);
   }
   r.pairs = int(partners.size());
   r.rounds = rounds;
