@@ -8,7 +8,7 @@
 #   work   a scratch folder
 #   fail   records a failure (FAILED: ... on the log and in out/failures.txt)
 #   bounded runs a command with a time limit (a hang fails, and the call goes on)
-#   kv_bytes the K/V bytes a step reads at a context, from a tirun bench result
+#   trace_accounting where a traced step's time went (bench/trace_timeline.py)
 #   finish prints PASS or FAIL and exits 0 or 1; on the lent machine ($OUT
 #          set) it first packs the logs into out/logs.tgz, keeping only
 #          table.txt and failures.txt beside it: of $OUT at most 8 files come
@@ -39,15 +39,21 @@ bounded() {
   shift
   timeout --kill-after=10 "$seconds" "$@"
 }
-# kv_bytes JSON CONTEXT: the K/V bytes a step reads at CONTEXT, from the
-# floors of a tirun bench result that measured context 1 too (the floor at
-# context c is the weights and c positions' K/V); 0 at context 1.
-kv_bytes() {
-  python3 -c "
+# trace_accounting BENCH_JSON TRACE_DIR CONTEXT OUT: where the traced step
+# at CONTEXT went (bench/trace_timeline.py into OUT), against the bandwidth
+# of the tirun bench result that traced it; the K/V bytes the step read come
+# from that result's floors, which must include context 1 (the floor at
+# context c is the weights and c positions' K/V).
+trace_accounting() {
+  local gbs kv
+  read -r gbs kv < <(python3 -c "
 import json, sys
-f = {c['context']: c['floor_bytes'] for c in json.load(open(sys.argv[1]))['runtimes'][0]['contexts']}
+r = json.load(open(sys.argv[1]))
+f = {c['context']: c['floor_bytes'] for c in r['runtimes'][0]['contexts']}
 c = int(sys.argv[2])
-print((f[c] - f[1]) * c // (c - 1) if c > 1 else 0)" "$1" "$2"
+print(r['bandwidth']['gbs'], (f[c] - f[1]) * c // (c - 1) if c > 1 else 0)" "$1" "$3") || return 1
+  python3 bench/trace_timeline.py "$2/trace-$3.json" --bandwidth-gbs "$gbs" --kv-bytes "$kv" \
+    > "$4" 2>&1
 }
 finish() {
   if [ -n "${OUT:-}" ]; then

@@ -200,14 +200,10 @@ if compile new "$bin"; then
     if bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" \
          --contexts "$list" --sessions 1 --generate 0 --worker-mode "$mode" \
          --trace-dir "$work/$name" --json "$work/$name.json" > "$out/$name-bench.txt" 2>&1; then
-      gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
-        "$work/$name.json")
-      python3 bench/trace_timeline.py "$work/$name/trace-1.json" --bandwidth-gbs "$gbs" \
-        > "$out/$name.txt" 2>&1 || fail "trace_timeline.py on the $mode trace (see $out/$name.txt)"
+      trace_accounting "$work/$name.json" "$work/$name" 1 "$out/$name.txt" ||
+        fail "trace_timeline.py on the $mode trace (see $out/$name.txt)"
       for c in "$@"; do
-        kv=$(kv_bytes "$work/$name.json" "$c")
-        python3 bench/trace_timeline.py "$work/$name/trace-$c.json" --bandwidth-gbs "$gbs" \
-          --kv-bytes "$kv" > "$out/$name-$c.txt" 2>&1 ||
+        trace_accounting "$work/$name.json" "$work/$name" "$c" "$out/$name-$c.txt" ||
           fail "trace_timeline.py on the $mode trace at $c (see $out/$name-$c.txt)"
       done
     else

@@ -73,20 +73,15 @@ EOF
 }
 
 # traced MODEL CONTEXTS: one traced full step at each context (1 among
-# them), and its accounting; a step's K/V bytes come from the floors of the
-# same run (the floor at context c is the weights and c positions' K/V).
+# them), and its accounting (trace_accounting, common.sh).
 traced() {
-  local model=$1 contexts=$2 c gbs kv
+  local model=$1 contexts=$2 c
   mkdir -p "$work/trace-$model"
   if bounded "$bench_timeout" "$bin/tirun" bench "$work/$model.fb" "$work/$model.bin" \
        --contexts "$contexts" --sessions 1 --generate 0 --trace-dir "$work/trace-$model" \
        --json "$out/trace-$model.json" > "$out/trace-$model-bench.txt" 2>&1; then
-    gbs=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['bandwidth']['gbs'])" \
-      "$out/trace-$model.json")
     for c in ${contexts//,/ }; do
-      kv=$(kv_bytes "$out/trace-$model.json" "$c")
-      python3 bench/trace_timeline.py "$work/trace-$model/trace-$c.json" --bandwidth-gbs "$gbs" \
-        --kv-bytes "$kv" > "$out/trace-$model-$c.txt" 2>&1 ||
+      trace_accounting "$out/trace-$model.json" "$work/trace-$model" "$c" "$out/trace-$model-$c.txt" ||
         fail "trace_timeline.py, $model at $c (see $out/trace-$model-$c.txt)"
     done
   else
