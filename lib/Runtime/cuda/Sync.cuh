@@ -1,6 +1,7 @@
 //===- Sync.cuh - Every synchronisation of the worker -----------*- CUDA -*-===//
 //
-// The only file of the worker that orders memory. Ops call blockBarrier()
+// The only file of the worker that orders memory (with the mbarrier class it
+// includes, StageBarrier.cuh, which tirun probe shares). Ops call blockBarrier()
 // between their phases and read and write tagged values through it; the
 // token loop calls GridBarrier::sync() where the plan puts a grid barrier.
 // Nothing else fences, uses atomics or volatile.
@@ -25,7 +26,7 @@
 // In the Stream worker (Config.cuh: kStreamed) "the block" is its consumer
 // warps: blockBarrier() is named barrier 1 over kThreads threads, which the
 // producer warpgroup never joins. The ring's stages are handed over with an
-// mbarrier pair each (StageBarriers): `full` completes when the producer's
+// mbarrier pair each (StageBarrier.cuh): `full` completes when the producer's
 // bulk copy has landed (one arrival that also expects the copy's bytes, then
 // the copy's completion), `empty` when every consumer thread has released
 // the stage (one arrival each, after its last read: an arrive releases only
@@ -62,6 +63,7 @@
 #define TI_LIB_RUNTIME_CUDA_SYNC_CUH
 
 #include "Config.cuh"
+#include "StageBarrier.cuh"
 
 #include "ti/Plan/Tagged.h"
 
@@ -85,11 +87,6 @@ __device__ __forceinline__ void blockBarrier() {
 }
 
 #if TI_WORKER_STREAM
-/// The shared-memory address of a generic pointer into shared memory.
-__device__ __forceinline__ uint32_t sharedAddress(const void *p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 /// Orders the global memory this thread has seen written by ordinary
 /// (generic-proxy) stores, its own or, through an acquire, other threads',
 /// before the bulk copies (async proxy) it issues next: the producer's
@@ -105,68 +102,6 @@ __device__ __forceinline__ uint64_t evictFirstPolicy() {
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   return policy;
 }
-
-/// An mbarrier (8 bytes of shared memory).
-class StageBarrier {
-public:
-  /// One thread, before any other use; then initFence() and a block barrier.
-  __device__ void init(uint32_t arrivals) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sharedAddress(&word_)),
-                 "r"(arrivals)
-                 : "memory");
-  }
-  /// Makes the initialisations visible to the bulk-copy engine.
-  __device__ static void initFence() {
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  /// Whether the phase of parity `parity` has completed (waits a while first).
-  __device__ bool tryWait(uint32_t parity) {
-    uint32_t done;
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                 "selp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(done)
-                 : "r"(sharedAddress(&word_)), "r"(parity)
-                 : "memory");
-    return done != 0;
-  }
-  __device__ void wait(uint32_t parity) {
-    while (!tryWait(parity)) {
-    }
-  }
-  __device__ void arrive() {
-    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(
-                     sharedAddress(&word_))
-                 : "memory");
-  }
-  /// The producer's arrival, announcing that `bytes` will complete the phase.
-  __device__ void arriveExpectingBytes(uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(
-                     sharedAddress(&word_)),
-                 "r"(bytes)
-                 : "memory");
-  }
-  /// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from
-  /// global memory to shared memory with the bulk-copy engine; their landing
-  /// completes this barrier's expected bytes.
-  __device__ void bulkCopy(void *sharedDst, const void *globalSrc, uint32_t bytes) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
-                 "[%0], [%1], %2, [%3];" ::"r"(sharedAddress(sharedDst)),
-                 "l"(globalSrc), "r"(bytes), "r"(sharedAddress(&word_))
-                 : "memory");
-  }
-  /// The same with an L2 cache policy for what it reads (evictFirstPolicy()).
-  __device__ void bulkCopy(void *sharedDst, const void *globalSrc, uint32_t bytes,
-                           uint64_t policy) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint "
-                 "[%0], [%1], %2, [%3], %4;" ::"r"(sharedAddress(sharedDst)),
-                 "l"(globalSrc), "r"(bytes), "r"(sharedAddress(&word_)), "l"(policy)
-                 : "memory");
-  }
-
-private:
-  uint64_t word_;
-};
 
 /// A word from the consumers (one thread raises it) that the producer polls:
 /// that the launch has stopped (a step's selection said so), while the
