@@ -37,6 +37,9 @@ bool isHex(const std::string &s) {
 
 class ProbeTest : public test::GpuTest {
 protected:
+  /// Whether this GPU has the bulk-copy engine (sm_90 and later).
+  bool hasBulkCopies() const { return std::stoi(device.arch.substr(3)) >= 90; }
+
   /// The tiny model compiled for 4 workers of this GPU with `fingerprint` in
   /// its target, with random weights (null on failure, recorded).
   /// The tiny model for this GPU (4 workers) from a target probed with the
@@ -110,6 +113,19 @@ TEST_F(ProbeTest, HandOffLatencyIsMeasuredUnderEachLoad) {
               "%.0f with every SM streaming (%.0f GB/s) (%d pairs)\n",
               r->idleNs, r->othersStreamNs, r->othersStreamGBs, r->allStreamNs, r->allStreamGBs,
               r->pairs);
+  // The bulk-copy loads exactly where the GPU has the engine.
+  EXPECT_EQ(r->bulkMeasured, hasBulkCopies()) << device.arch;
+  if (!r->bulkMeasured)
+    return;
+  for (double ns : {r->othersBulkNs, r->allBulkNs}) {
+    EXPECT_GT(ns, 1.0);
+    EXPECT_LT(ns, 1e6);
+  }
+  EXPECT_GT(r->othersBulkGBs, 0);
+  EXPECT_GT(r->allBulkGBs, 0);
+  std::printf("with bulk copies: %.0f ns with the other SMs copying (%.0f GB/s), %.0f with every "
+              "SM copying (%.0f GB/s)\n",
+              r->othersBulkNs, r->othersBulkGBs, r->allBulkNs, r->allBulkGBs);
 }
 
 TEST_F(ProbeTest, BadHandOffOptionsAreErrors) {
@@ -119,6 +135,21 @@ TEST_F(ProbeTest, BadHandOffOptionsAreErrors) {
   HandOffOptions small;
   small.streamBytes = 1 << 20;
   EXPECT_FALSE(measureHandOff(0, small).ok());
+  HandOffOptions ragged; // Bulk copies move multiples of 16 bytes.
+  ragged.bulkStageBytes = 1000;
+  EXPECT_FALSE(measureHandOff(0, ragged).ok());
+  HandOffOptions deep;
+  deep.bulkStages = 9;
+  EXPECT_FALSE(measureHandOff(0, deep).ok());
+  HandOffOptions huge; // No SM's shared memory holds 8 MiB.
+  huge.bulkStageBytes = 1u << 20;
+  huge.bulkStages = 8;
+  auto tooBig = measureHandOff(0, huge);
+  if (hasBulkCopies()) {
+    ASSERT_FALSE(tooBig.ok());
+    EXPECT_NE(tooBig.status().message().find("does not fit"), std::string::npos)
+        << tooBig.status().message();
+  }
   auto missing = measureHandOff(CudaExecutor::deviceCount(), HandOffOptions());
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no CUDA GPU"), std::string::npos)

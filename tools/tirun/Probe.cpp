@@ -139,6 +139,13 @@ int ti::tirun::runProbe(int argc, char **argv) {
                "way; median of %d pairs of SMs)\n",
                handOff->idleNs / 1e3, handOff->othersStreamNs / 1e3, handOff->othersStreamGBs,
                handOff->allStreamNs / 1e3, handOff->allStreamGBs, handOff->pairs);
+  if (handOff->bulkMeasured)
+    std::fprintf(out,
+                 "  bulk copies %.2f us with the other SMs bulk-copying (%.0f GB/s), %.2f with every "
+                 "SM bulk-copying (%.0f GB/s) (one thread an SM, its copies in flight into shared "
+                 "memory)\n",
+                 handOff->othersBulkNs / 1e3, handOff->othersBulkGBs, handOff->allBulkNs / 1e3,
+                 handOff->allBulkGBs);
   const plan::WorkerLimits limits = CudaExecutor::workerLimits(info->sharedPerBlockOptin, model);
   std::string dims;
   for (uint32_t d : limits.headDims)

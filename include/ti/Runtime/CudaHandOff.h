@@ -7,7 +7,9 @@
 // (docs/PERFORMANCE.md). This measures its floor on a GPU: one thread on one
 // SM and one on another pass a counter back and forth, idle and while the
 // other SMs stream from memory at full bandwidth, as the worker's producers
-// do during a hand-off. `tirun probe` reports it. The method is in
+// do during a hand-off, either with plain loads or, on GPUs with the
+// bulk-copy engine (sm_90 on), with the producers' own bulk copies into a
+// shared-memory ring. `tirun probe` reports it. The method is in
 // lib/Runtime/cuda/HandOff.cu.
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +31,11 @@ struct HandOffOptions {
   int repetitions = 3;
   /// The buffer the streaming SMs read, over and over (much more than L2).
   uint64_t streamBytes = 1ull << 30;
+  /// The bulk-copy loads' ring on each SM: stages of bulkStageBytes, all in
+  /// flight (the built-in h200 target's stream_stage_bytes and
+  /// stream_in_flight_bytes: two 32 KiB copies).
+  uint32_t bulkStageBytes = 32768;
+  int bulkStages = 2;
 };
 
 /// One-way latency of a hand-off (a store seen by a polling thread on
@@ -40,6 +47,14 @@ struct HandOffResult {
   /// What the streaming SMs read meanwhile, GB/s (medians over the launches).
   double othersStreamGBs = 0;
   double allStreamGBs = 0;
+  /// The same two loads made of one thread an SM copying with the bulk-copy
+  /// engine into a ring in shared memory, as the Stream worker's producer
+  /// does; measured only where the GPU has the engine (bulkMeasured).
+  bool bulkMeasured = false;
+  double othersBulkNs = 0;
+  double allBulkNs = 0;
+  double othersBulkGBs = 0;
+  double allBulkGBs = 0;
   int pairs = 0;          // pairs of SMs measured
   int rounds = 0;
 };

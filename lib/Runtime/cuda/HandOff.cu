@@ -18,11 +18,20 @@
 //    16-byte loads, 16 in flight a thread (64 KiB an SM, which saturates
 //    HBM: Bandwidth.cu), as the worker's producers keep copying during a
 //    hand-off; and the same with the two SMs' own other warps streaming too,
-//    as a worker's own copies sit in front of its stores and polls. The
-//    streaming threads poll a stop slot (one lane a warp, every 64 rounds of
-//    loads) that the pinger raises when it is done, then add the bytes they
-//    read to a counter: over the pinger's whole run (warm-up included) that
-//    is the load's bandwidth, reported beside the latency it came with.
+//    as a worker's own copies sit in front of its stores and polls. On GPUs
+//    with the bulk-copy engine (sm_90 on), the same two loads again made the
+//    way the Stream worker's producer streams: one thread an SM (thread 32,
+//    beside the pair's thread 0) keeps options.bulkStages bulk copies of
+//    options.bulkStageBytes in flight into a ring in shared memory, each
+//    completing an mbarrier (StageBarrier.cuh), and reissues a stage as soon
+//    as its copy lands; whether a bulk copy in flight delays the SM's own
+//    relaxed store or poll is what the last load tells. The streaming
+//    threads poll a stop slot (one lane a warp every 64 rounds of loads, the
+//    copying thread every 64 copies) that the pinger raises when it is done,
+//    then add the bytes they read to a counter: over the pinger's whole run
+//    (warm-up included) that is the load's bandwidth, reported beside the
+//    latency it came with. A copying thread waits for its copies in flight
+//    before its block ends.
 // 3. Pairs: block 0 with blocks 1, n/4, n/2, 3n/4 and n - 1, since the
 //    distance between two SMs through the crossbar and L2's partitions is
 //    not the same for every pair; options.repetitions launches of each pair
@@ -35,6 +44,7 @@
 #include "ti/Runtime/CudaHandOff.h"
 
 #include "CudaCheck.h"
+#include "StageBarrier.cuh"
 #include "ti/Bench/Statistics.h"
 
 #include <cuda_runtime.h>
@@ -50,10 +60,17 @@ namespace {
 constexpr int kThreads = 256;
 /// Independent 16-byte loads a streaming thread has in flight: 64 KiB an SM.
 constexpr int kStreamLoads = 16;
-/// Rounds of loads between two looks at the stop slot.
+/// Rounds of loads (or bulk copies) between two looks at the stop slot.
 constexpr int kRoundsBetweenPolls = 64;
+/// The bulk-copy ring's stages at most (their mbarriers are static).
+constexpr int kMaxBulkStages = 8;
+/// The thread of a block that bulk-copies (warp 1's first lane: thread 0 of
+/// the pair's blocks is the pinger or the ponger).
+constexpr unsigned kCopyingThread = 32;
 
-enum Load : int { kIdle = 0, kOthersStream = 1, kAllStream = 2 };
+enum Load : int { kIdle, kOthersStream, kAllStream, kOthersBulk, kAllBulk, kLoads };
+
+__host__ __device__ constexpr bool isBulk(int load) { return load == kOthersBulk || load == kAllBulk; }
 
 /// The slots, each in a 256-byte line of its own.
 struct Slots {
@@ -115,9 +132,55 @@ __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vect
     *sink = fold;
 }
 
+/// One thread's bulk copies of the buffer, `stages` of `stageBytes` in
+/// flight into the dynamic shared memory, until the stop slot is raised;
+/// every copy has landed when it returns.
+__device__ void bulkCopyUntilStopped(const uint4 *__restrict__ data, uint64_t bytes,
+                                     uint32_t stageBytes, int stages,
+                                     const unsigned long long *stop,
+                                     unsigned long long *streamed) {
+#if __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char ring[];
+  __shared__ cuda::StageBarrier full[kMaxBulkStages];
+  for (int s = 0; s < stages; ++s)
+    full[s].init(1);
+  cuda::StageBarrier::initFence();
+  const char *source = reinterpret_cast<const char *>(data);
+  // Each SM starts at its own place in the buffer.
+  uint64_t at = uint64_t(blockIdx.x) * stages * stageBytes % bytes;
+  auto issue = [&](int s) {
+    if (at + stageBytes > bytes)
+      at = 0;
+    full[s].arriveExpectingBytes(stageBytes);
+    full[s].bulkCopy(ring + size_t(s) * stageBytes, source + at, stageBytes);
+    at += stageBytes;
+  };
+  for (int s = 0; s < stages; ++s)
+    issue(s);
+  unsigned long long copies = stages;
+  uint32_t parity = 0; // Of the phase each stage's copy in flight completes.
+  for (bool stopped = false; !stopped;) {
+#pragma unroll 1
+    for (int round = 0; round < kRoundsBetweenPolls; ++round) {
+      for (int s = 0; s < stages; ++s) {
+        full[s].wait(parity);
+        issue(s);
+      }
+      parity ^= 1;
+      copies += stages;
+    }
+    stopped = loadRelaxed(stop) != 0;
+  }
+  for (int s = 0; s < stages; ++s)
+    full[s].wait(parity);
+  atomicAdd(streamed, copies * stageBytes);
+#endif
+}
+
 __global__ void __launch_bounds__(kThreads, 1)
     handOffKernel(Slots *slots, int partner, int warmup, int rounds, int load,
-                  const uint4 *__restrict__ data, uint64_t vectors, uint32_t key, uint32_t *sink) {
+                  const uint4 *__restrict__ data, uint64_t vectors, uint32_t stageBytes,
+                  int stages, uint32_t key, uint32_t *sink) {
   const bool pinger = blockIdx.x == 0, ponger = blockIdx.x == unsigned(partner);
   if (pinger || ponger) {
     if (threadIdx.x == 0) {
@@ -145,12 +208,18 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       return;
     }
-    if (threadIdx.x < 32 || load != kAllStream) // Warp 0 is the pair's alone.
+    if (load != kAllStream && load != kAllBulk)
       return;
   } else if (load == kIdle) {
     return;
   }
-  streamUntilStopped(data, vectors, slots->stop, slots->streamedBytes, key, sink);
+  if (isBulk(load)) {
+    if (threadIdx.x == kCopyingThread)
+      bulkCopyUntilStopped(data, vectors * sizeof(uint4), stageBytes, stages, slots->stop,
+                           slots->streamedBytes);
+  } else if (threadIdx.x >= 32 || !(pinger || ponger)) { // Warp 0 is the pair's alone.
+    streamUntilStopped(data, vectors, slots->stop, slots->streamedBytes, key, sink);
+  }
 }
 
 /// Everything the measurement allocates, released on every path.
@@ -176,6 +245,11 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
     return Status::error("hand-off: at least one timed round and repetition, no negative warm-up");
   if (options.streamBytes < (64ull << 20))
     return Status::error("hand-off: the streamed buffer must be at least 64 MiB");
+  if (options.bulkStages < 1 || options.bulkStages > kMaxBulkStages ||
+      options.bulkStageBytes < 16 || options.bulkStageBytes % 16 != 0)
+    return Status::error("hand-off: the bulk-copy ring needs 1 to " +
+                         std::to_string(kMaxBulkStages) +
+                         " stages, each a positive multiple of 16 bytes");
   if (Status s = cuda::selectDevice(device); !s.ok())
     return s;
   cudaDeviceProp prop;
@@ -183,10 +257,23 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
   if (!prop.cooperativeLaunch)
     return Status::error("hand-off: GPU " + std::to_string(device) +
                          " cannot launch cooperatively (every block at once)");
-  int blocksPerSm = 0;
-  TI_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocksPerSm, handOffKernel, kThreads, 0));
   const int sms = prop.multiProcessorCount;
+  // The bulk-copy loads need the engine (sm_90 on) and room for the ring.
+  const bool bulk = prop.major >= 9;
+  const size_t ringBytes = size_t(options.bulkStages) * options.bulkStageBytes;
+  if (bulk) {
+    cudaFuncAttributes attributes;
+    TI_CUDA_CHECK(cudaFuncGetAttributes(&attributes, handOffKernel));
+    if (ringBytes + attributes.sharedSizeBytes > size_t(prop.sharedMemPerBlockOptin))
+      return Status::error("hand-off: a " + std::to_string(ringBytes) +
+                           "-byte bulk-copy ring does not fit GPU " + std::to_string(device) +
+                           "'s shared memory");
+    TI_CUDA_CHECK(cudaFuncSetAttribute(handOffKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(ringBytes)));
+  }
+  int blocksPerSm = 0;
+  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocksPerSm, handOffKernel, kThreads,
+                                                              bulk ? ringBytes : 0));
   if (blocksPerSm < 1 || sms < 2)
     return Status::error("hand-off: needs two SMs that each run a " + std::to_string(kThreads) +
                          "-thread block");
@@ -213,20 +300,28 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
   // Never the fold of the buffer in practice; the compiler cannot know.
   uint32_t key = 0x6a09e667u;
   int warmup = options.warmupRounds, rounds = options.rounds;
+  uint32_t stageBytes = options.bulkStageBytes;
+  int stages = options.bulkStages;
   HandOffResult r;
   // Indexed by Load.
-  double *results[] = {&r.idleNs, &r.othersStreamNs, &r.allStreamNs};
-  double *streamRates[] = {nullptr, &r.othersStreamGBs, &r.allStreamGBs};
-  for (int load : {kIdle, kOthersStream, kAllStream}) {
+  double *results[kLoads] = {&r.idleNs, &r.othersStreamNs, &r.allStreamNs, &r.othersBulkNs,
+                             &r.allBulkNs};
+  double *streamRates[kLoads] = {nullptr, &r.othersStreamGBs, &r.allStreamGBs, &r.othersBulkGBs,
+                                 &r.allBulkGBs};
+  for (int load = kIdle; load < kLoads; ++load) {
+    if (isBulk(load) && !bulk)
+      continue;
+    const size_t dynamicShared = isBulk(load) ? ringBytes : 0;
     std::vector<double> perPair, rates;
     for (int partner : partners) {
       std::vector<double> launches;
       for (int rep = 0; rep < options.repetitions; ++rep) {
         TI_CUDA_CHECK(cudaMemsetAsync(res.slots, 0, sizeof(Slots), res.stream));
-        void *args[] = {&res.slots, &partner, &warmup, &rounds, &load,
-                        &res.data,  &vectors, &key,    &res.sink};
+        void *args[] = {&res.slots, &partner,    &warmup, &rounds, &load,    &res.data,
+                        &vectors,   &stageBytes, &stages, &key,    &res.sink};
         TI_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(handOffKernel),
-                                                  dim3(sms), dim3(kThreads), args, 0, res.stream));
+                                                  dim3(sms), dim3(kThreads), args, dynamicShared,
+                                                  res.stream));
         Slots back;
         TI_CUDA_CHECK(cudaMemcpyAsync(&back, res.slots, sizeof(Slots), cudaMemcpyDeviceToHost,
                                       res.stream));
@@ -242,6 +337,7 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
     if (load != kIdle)
       *streamRates[load] = bench::median(rates);
   }
+  r.bulkMeasured = bulk;
   r.pairs = int(partners.size());
   r.rounds = rounds;
   return r;
