@@ -28,10 +28,13 @@
 //    relaxed store or poll is what the last load tells. The streaming
 //    threads poll a stop slot (one lane a warp every 64 rounds of loads, the
 //    copying thread every 64 copies) that the pinger raises when it is done,
-//    then add the bytes they read to a counter: over the pinger's whole run
-//    (warm-up included) that is the load's bandwidth, reported beside the
-//    latency it came with. A copying thread waits for its copies in flight
-//    before its block ends.
+//    then add the bytes they read to a counter and their stop time to a
+//    maximum: the bytes over the time from the pinger's start (warm-up
+//    included) to the last stop are the load's bandwidth, reported beside
+//    the latency it came with. A copying thread waits for its copies in
+//    flight before its block ends. Its copies stride over the buffer as the
+//    loads do (SM b copies stages b, b + n, ...), so that no two SMs copy the
+//    same bytes in a pass and every copy comes from memory.
 // 3. Pairs: block 0 with blocks 1, n/4, n/2, 3n/4 and n - 1, since the
 //    distance between two SMs through the crossbar and L2's partitions is
 //    not the same for every pair; options.repetitions launches of each pair
@@ -75,8 +78,9 @@ __host__ __device__ constexpr bool isBulk(int load) { return load == kOthersBulk
 /// The slots, each in a 256-byte line of its own.
 struct Slots {
   unsigned long long ping[32], pong[32], stop[32], elapsedNs[32];
-  unsigned long long launchNs[32]; // The pinger's whole run, warm-up included.
+  unsigned long long launchedNs[32]; // When the pinger began (warm-up included).
   unsigned long long streamedBytes[32];
+  unsigned long long streamEndNs[32]; // When the last streaming thread stopped.
 };
 
 __device__ __forceinline__ void storeRelaxed(unsigned long long *at, unsigned long long v) {
@@ -99,7 +103,7 @@ __device__ __forceinline__ unsigned long long globalTimer() {
 /// is stored only if it equals `key`, so that no load is dead code.
 __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vectors,
                                    const unsigned long long *stop, unsigned long long *streamed,
-                                   uint32_t key, uint32_t *sink) {
+                                   unsigned long long *streamEnd, uint32_t key, uint32_t *sink) {
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
   uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   uint32_t fold = 0;
@@ -126,8 +130,10 @@ __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vect
     if (__shfl_sync(0xffffffffu, stopped, 0))
       break;
   }
-  if (threadIdx.x % 32 == 0) // The warp's bytes: what the load was.
+  if (threadIdx.x % 32 == 0) { // The warp's bytes and end: what the load was.
     atomicAdd(streamed, (rounds + kRoundsBetweenPolls) * 32 * kStreamLoads * sizeof(uint4));
+    atomicMax(streamEnd, globalTimer());
+  }
   if (fold == key)
     *sink = fold;
 }
@@ -138,7 +144,8 @@ __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vect
 __device__ void bulkCopyUntilStopped(const uint4 *__restrict__ data, uint64_t bytes,
                                      uint32_t stageBytes, int stages,
                                      const unsigned long long *stop,
-                                     unsigned long long *streamed) {
+                                     unsigned long long *streamed,
+                                     unsigned long long *streamEnd) {
 #if __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char ring[];
   __shared__ cuda::StageBarrier full[kMaxBulkStages];
@@ -146,14 +153,15 @@ __device__ void bulkCopyUntilStopped(const uint4 *__restrict__ data, uint64_t by
     full[s].init(1);
   cuda::StageBarrier::initFence();
   const char *source = reinterpret_cast<const char *>(data);
-  // Each SM starts at its own place in the buffer.
-  uint64_t at = uint64_t(blockIdx.x) * stages * stageBytes % bytes;
+  // Grid-stride over the buffer's stages (the method, 2).
+  const uint64_t slices = bytes / stageBytes;
+  uint64_t slice = blockIdx.x % slices;
   auto issue = [&](int s) {
-    if (at + stageBytes > bytes)
-      at = 0;
     full[s].arriveExpectingBytes(stageBytes);
-    full[s].bulkCopy(ring + size_t(s) * stageBytes, source + at, stageBytes);
-    at += stageBytes;
+    full[s].bulkCopy(ring + size_t(s) * stageBytes, source + slice * stageBytes, stageBytes);
+    slice += gridDim.x;
+    if (slice >= slices)
+      slice -= slices;
   };
   for (int s = 0; s < stages; ++s)
     issue(s);
@@ -174,6 +182,7 @@ __device__ void bulkCopyUntilStopped(const uint4 *__restrict__ data, uint64_t by
   for (int s = 0; s < stages; ++s)
     full[s].wait(parity);
   atomicAdd(streamed, copies * stageBytes);
+  atomicMax(streamEnd, globalTimer());
 #endif
 }
 
@@ -197,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         const unsigned long long end = globalTimer();
         slots->elapsedNs[0] = end - start;
-        slots->launchNs[0] = end - launched;
+        slots->launchedNs[0] = launched;
         storeRelaxed(slots->stop, 1);
       } else {
         for (int r = 1; r <= total; ++r) {
@@ -216,9 +225,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (isBulk(load)) {
     if (threadIdx.x == kCopyingThread)
       bulkCopyUntilStopped(data, vectors * sizeof(uint4), stageBytes, stages, slots->stop,
-                           slots->streamedBytes);
+                           slots->streamedBytes, slots->streamEndNs);
   } else if (threadIdx.x >= 32 || !(pinger || ponger)) { // Warp 0 is the pair's alone.
-    streamUntilStopped(data, vectors, slots->stop, slots->streamedBytes, key, sink);
+    streamUntilStopped(data, vectors, slots->stop, slots->streamedBytes, slots->streamEndNs, key,
+                       sink);
   }
 }
 
@@ -326,10 +336,15 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
         TI_CUDA_CHECK(cudaMemcpyAsync(&back, res.slots, sizeof(Slots), cudaMemcpyDeviceToHost,
                                       res.stream));
         TI_CUDA_CHECK(cudaStreamSynchronize(res.stream));
-        if (back.elapsedNs[0] == 0 || back.launchNs[0] == 0)
+        if (back.elapsedNs[0] == 0)
           return Status::error("hand-off: a timed launch took no measurable time");
         launches.push_back(double(back.elapsedNs[0]) / (2.0 * rounds));
-        rates.push_back(double(back.streamedBytes[0]) / double(back.launchNs[0])); // GB/s
+        if (load != kIdle) { // The bytes over the time from the pinger's start to the last stop.
+          if (back.streamEndNs[0] <= back.launchedNs[0])
+            return Status::error("hand-off: a load's streaming took no measurable time");
+          rates.push_back(double(back.streamedBytes[0]) /
+                          double(back.streamEndNs[0] - back.launchedNs[0])); // GB/s
+        }
       }
       perPair.push_back(bench::median(launches));
     }
