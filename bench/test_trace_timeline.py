@@ -128,6 +128,39 @@ class HandMadeTrace(unittest.TestCase):
         rows = tt.handoffs_by_wave(tt.account(events, bandwidth_gbs=1.0))
         self.assertEqual(rows, {"a": {"waves": 1, "to_inputs_us": 5.0, "after_us": 1.0}})
 
+    def test_handoff_readers_by_wave(self):
+        # No marks: no rows. Marked as in test_handoffs_by_wave, both
+        # attention tasks begin after wave 0's last end (6), behind the
+        # barrier: nobody waiting, the first mark 3 us after it (w0: 8.5 +
+        # 0.5), the last 5 (w1: 9 + 2), the latest start 3 (w1 at 9).
+        self.assertEqual(tt.handoff_readers_by_wave(tt.account(THREE_WAVES, bandwidth_gbs=1.0)),
+                         {})
+        events = [dict(e, args=dict(e["args"])) for e in THREE_WAVES]
+        for e, mark in zip([e for e in events if e["cat"] == "attention"], (0.5, 2.0)):
+            e["args"]["inputs_us"] = mark
+        rows = tt.handoff_readers_by_wave(tt.account(events, bandwidth_gbs=1.0))
+        self.assertEqual(rows, {"a": {"waves": 1, "waiting_share": 0.0, "first_seen_us": 3.0,
+                                      "waiting_median_us": None, "waiting_last_us": None,
+                                      "last_start_us": 3.0, "last_seen_us": 5.0}})
+        # Tagged hand-offs, no barriers: w0 ends wave 0 at 5 and waits from
+        # there (its first attention task 5-8, inputs at +1.5: 0.5 after
+        # wave 0's last end at 6); w1 ends it at 6 and starts at 6.25 (inputs
+        # at +0.25: 0.5). w1's second task (9-10, inputs at once) is not its
+        # first and does not count.
+        tagged = [
+            task(0, 0, "L0.q+k+v", "gemv", 0, 5, 1000),
+            task(1, 0, "L0.q+k+v", "gemv", 0, 6, 1000),
+            task(0, 1, "L0.a", "attention", 5, 3), task(1, 1, "L0.a", "attention", 6.25, 2.75),
+            task(1, 1, "L0.a", "attention", 9, 1), barrier(0, 1, "L0.a", 8, 2),
+            barrier(1, 1, "L0.a", 10, 0),
+        ]
+        for e, mark in zip([e for e in tagged if e["cat"] == "attention"], (1.5, 0.25, 0.0)):
+            e["args"]["inputs_us"] = mark
+        rows = tt.handoff_readers_by_wave(tt.account(tagged, bandwidth_gbs=1.0))
+        self.assertEqual(rows, {"a": {"waves": 1, "waiting_share": 0.5, "first_seen_us": 0.5,
+                                      "waiting_median_us": 0.5, "waiting_last_us": 0.5,
+                                      "last_start_us": 0.25, "last_seen_us": 0.5}})
+
     def test_streams_by_wave(self):
         acc = tt.account(THREE_WAVES, bandwidth_gbs=1.0)
         # Only wave 0 streams: tasks of 5 and 6 us, 1,000 bytes each; two

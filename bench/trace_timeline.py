@@ -61,7 +61,11 @@ short mode only chunk 0's tasks attend), and the tasks that stream weights
 by wave name: the median task's time and bytes, the rate that makes, and
 that rate against one worker's share of the bandwidth (B over the workers). From a trace of
 `tirun bench --worker-mode compute-only`, where nothing waits for memory,
-the last says how much faster than HBM the consumers are.
+the last says how much faster than HBM the consumers are. A trace with the
+tasks' inputs marks (the stream worker's) adds where a task's time goes
+before and after its inputs, each wave's hand-off on the critical path, and
+that hand-off as each worker's first task of the wave saw it (the workers
+already waiting for it, and when their inputs came: handoff_readers_by_wave).
 
 --png draws every worker's events (tasks by opcode, barrier waits in grey,
 the selection in its own colour), one layer enlarged below (default: the
@@ -456,6 +460,55 @@ def handoffs_by_wave(acc):
                    "after_us": median(r["after"])} for name, r in rows.items()}
 
 
+def handoff_readers_by_wave(acc):
+    """What each worker's first task of a wave saw of its hand-off, by wave
+    name (a layer's waves as one), over the waves with marks: times from the
+    wave before's last task end (T0), each worker's first task of the wave
+    counted once (its later tasks find their inputs there). Per wave: the
+    share of workers already waiting at T0 (their first task began before
+    it), the earliest inputs mark, the median and last marks of the waiting
+    workers (the hand-off as a reader that was ready sees it: the writers'
+    stores reaching L2, the polls' rounds, the inputs' loads and any norm
+    before the mark), the latest first task's start (a reader still busy
+    with the wave before) and the latest mark of all; medians over the
+    waves. The last mark is the hand-off of handoffs_by_wave when a worker's
+    first task is its wave's latest. Empty for a trace without the marks."""
+    rows = {}
+    for before, w in critical_steps(acc):
+        t0 = before.last_end
+        first = {}
+        for t in w.tasks:
+            if t["tid"] not in first or t["ts"] < first[t["tid"]]["ts"]:
+                first[t["tid"]] = t
+        seen, waiting, starts = [], [], []
+        for t in first.values():
+            mark = inputs_us(t)
+            if mark is None:
+                continue
+            start = t["ts"] - t0
+            starts.append(start)
+            seen.append(start + mark)
+            if start <= 0:
+                waiting.append(start + mark)
+        if not seen:
+            continue
+        r = rows.setdefault(pattern_of(w.name), defaultdict(list))
+        r["waiting_share"].append(len(waiting) / len(seen))
+        r["first_seen"].append(min(seen))
+        if waiting:
+            r["waiting_median"].append(median(waiting))
+            r["waiting_last"].append(max(waiting))
+        r["last_start"].append(max(starts))
+        r["last_seen"].append(max(seen))
+    return {name: {"waves": len(r["first_seen"]),
+                   "waiting_share": median(r["waiting_share"]),
+                   "first_seen_us": median(r["first_seen"]),
+                   "waiting_median_us": median(r["waiting_median"]) if r["waiting_median"] else None,
+                   "waiting_last_us": median(r["waiting_last"]) if r["waiting_last"] else None,
+                   "last_start_us": median(r["last_start"]),
+                   "last_seen_us": median(r["last_seen"])} for name, r in rows.items()}
+
+
 def late_workers(acc, top=5):
     """The workers whose last task of a wave ends furthest after the wave's
     median worker's, by wave name (a layer's waves as one): a dependent wave
@@ -501,6 +554,7 @@ def to_json(acc):
         "tasks_by_opcode": tasks_by_opcode(acc),
         "streams_by_wave": streams_by_wave(acc),
         "inputs_by_wave": inputs_by_wave(acc),
+        "handoff_readers_by_wave": handoff_readers_by_wave(acc),
         "critical_by_wave": critical_by_wave(acc),
         "handoffs_by_wave": handoffs_by_wave(acc),
         "late_workers": late_workers(acc),
@@ -571,6 +625,21 @@ def print_report(acc, out=None):
         for name, r in j["handoffs_by_wave"].items():
             print(f"  {name:<14} {r['waves']:>5} {r['to_inputs_us']:9.2f} {r['after_us']:8.2f}",
                   file=out)
+    if j["handoff_readers_by_wave"]:
+        print("hand-offs as each worker's first task of a wave saw them (us from the wave "
+              "before's last task end; medians over the waves): the workers already waiting, "
+              "the first inputs mark, the waiting workers' median and last marks, the latest "
+              "first task's start, the last mark:", file=out)
+        print(f"  {'wave':<14} {'waves':>5} {'waiting':>8} {'first':>7} {'w.median':>8} "
+              f"{'w.last':>7} {'l.start':>7} {'last':>7}", file=out)
+
+        def us(v):
+            return f"{v:7.2f}" if v is not None else f"{'-':>7}"
+        for name, r in j["handoff_readers_by_wave"].items():
+            print(f"  {name:<14} {r['waves']:>5} {100 * r['waiting_share']:7.0f}% "
+                  f"{us(r['first_seen_us'])} {us(r['waiting_median_us']):>8} "
+                  f"{us(r['waiting_last_us'])} {us(r['last_start_us'])} "
+                  f"{us(r['last_seen_us'])}", file=out)
     print("late workers (a wave's slowest end after its median worker's, median over the "
           "waves; the workers latest on average, us after the median end):", file=out)
     print(f"  {'wave':<14} {'waves':>5} {'spread us':>9}  latest workers", file=out)
