@@ -47,6 +47,7 @@
 #include "ti/Runtime/CudaHandOff.h"
 
 #include "CudaCheck.h"
+#include "RelaxedAccess.cuh"
 #include "StageBarrier.cuh"
 #include "ti/Bench/Statistics.h"
 
@@ -77,21 +78,12 @@ __host__ __device__ constexpr bool isBulk(int load) { return load == kOthersBulk
 
 /// The slots, each in a 256-byte line of its own.
 struct Slots {
-  unsigned long long ping[32], pong[32], stop[32], elapsedNs[32];
+  uint64_t ping[32], pong[32], stop[32]; // Relaxed accesses only.
+  unsigned long long elapsedNs[32];
   unsigned long long launchedNs[32]; // When the pinger began (warm-up included).
   unsigned long long streamedBytes[32];
   unsigned long long streamEndNs[32]; // When the last streaming thread stopped.
 };
-
-__device__ __forceinline__ void storeRelaxed(unsigned long long *at, unsigned long long v) {
-  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(at), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ unsigned long long loadRelaxed(const unsigned long long *at) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(at) : "memory");
-  return v;
-}
 
 __device__ __forceinline__ unsigned long long globalTimer() {
   unsigned long long t;
@@ -102,7 +94,7 @@ __device__ __forceinline__ unsigned long long globalTimer() {
 /// Reads the buffer round and round until the stop slot is raised; the fold
 /// is stored only if it equals `key`, so that no load is dead code.
 __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vectors,
-                                   const unsigned long long *stop, unsigned long long *streamed,
+                                   const uint64_t *stop, unsigned long long *streamed,
                                    unsigned long long *streamEnd, uint32_t key, uint32_t *sink) {
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
   uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -126,7 +118,7 @@ __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vect
       if (i >= vectors)
         i -= vectors;
     }
-    const unsigned long long stopped = threadIdx.x % 32 == 0 ? loadRelaxed(stop) : 0;
+    const unsigned long long stopped = threadIdx.x % 32 == 0 ? cuda::loadRelaxed(stop) : 0;
     if (__shfl_sync(0xffffffffu, stopped, 0))
       break;
   }
@@ -143,8 +135,7 @@ __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vect
 /// every copy has landed when it returns.
 __device__ void bulkCopyUntilStopped(const uint4 *__restrict__ data, uint64_t bytes,
                                      uint32_t stageBytes, int stages,
-                                     const unsigned long long *stop,
-                                     unsigned long long *streamed,
+                                     const uint64_t *stop, unsigned long long *streamed,
                                      unsigned long long *streamEnd) {
 #if __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char ring[];
@@ -177,7 +168,7 @@ __device__ void bulkCopyUntilStopped(const uint4 *__restrict__ data, uint64_t by
       parity ^= 1;
       copies += stages;
     }
-    stopped = loadRelaxed(stop) != 0;
+    stopped = cuda::loadRelaxed(stop) != 0;
   }
   for (int s = 0; s < stages; ++s)
     full[s].wait(parity);
@@ -200,19 +191,19 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int r = 1; r <= total; ++r) {
           if (r == warmup + 1)
             start = globalTimer();
-          storeRelaxed(slots->ping, r);
-          while (loadRelaxed(slots->pong) != static_cast<unsigned long long>(r)) {
+          cuda::storeRelaxed(slots->ping, r);
+          while (cuda::loadRelaxed(slots->pong) != static_cast<uint64_t>(r)) {
           }
         }
         const unsigned long long end = globalTimer();
         slots->elapsedNs[0] = end - start;
         slots->launchedNs[0] = launched;
-        storeRelaxed(slots->stop, 1);
+        cuda::storeRelaxed(slots->stop, 1);
       } else {
         for (int r = 1; r <= total; ++r) {
-          while (loadRelaxed(slots->ping) != static_cast<unsigned long long>(r)) {
+          while (cuda::loadRelaxed(slots->ping) != static_cast<uint64_t>(r)) {
           }
-          storeRelaxed(slots->pong, r);
+          cuda::storeRelaxed(slots->pong, r);
         }
       }
       return;

@@ -1,7 +1,8 @@
 //===- Sync.cuh - Every synchronisation of the worker -----------*- CUDA -*-===//
 //
-// The only file of the worker that orders memory (with the mbarrier class it
-// includes, StageBarrier.cuh, which tirun probe shares). Ops call blockBarrier()
+// The only file of the worker that orders memory (with what it includes and
+// tirun probe shares: the mbarrier class, StageBarrier.cuh, and the relaxed
+// accesses, RelaxedAccess.cuh). Ops call blockBarrier()
 // between their phases and read and write tagged values through it; the
 // token loop calls GridBarrier::sync() where the plan puts a grid barrier.
 // Nothing else fences, uses atomics or volatile.
@@ -63,6 +64,7 @@
 #define TI_LIB_RUNTIME_CUDA_SYNC_CUH
 
 #include "Config.cuh"
+#include "RelaxedAccess.cuh"
 #include "StageBarrier.cuh"
 
 #include "ti/Plan/Tagged.h"
@@ -162,23 +164,7 @@ struct StepTag {
 };
 
 __device__ __forceinline__ void storeTagged(uint64_t *at, float value, uint32_t tag) {
-  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(at), "l"(plan::packTagged(value, tag))
-               : "memory");
-}
-
-__device__ __forceinline__ ulonglong2 loadRelaxedPair(const uint64_t *at) {
-  ulonglong2 v;
-  asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];"
-               : "=l"(v.x), "=l"(v.y)
-               : "l"(at)
-               : "memory");
-  return v;
-}
-
-__device__ __forceinline__ uint64_t loadRelaxed(const uint64_t *at) {
-  uint64_t v;
-  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(at) : "memory");
-  return v;
+  storeRelaxed(at, plan::packTagged(value, tag));
 }
 
 /// `v`, loaded from `at`, once its tag is the step's (reloaded until).
