@@ -15,6 +15,7 @@
 #include "ti/Runtime/CudaBandwidth.h"
 #include "ti/Runtime/CudaExecutor.h"
 #include "ti/Runtime/CudaHandOff.h"
+#include "ti/Runtime/CudaInputRead.h"
 #include "ti/Runtime/LoadedPlan.h"
 
 #include "GpuTest.h"
@@ -162,6 +163,43 @@ TEST_F(ProbeTest, BadHandOffOptionsAreErrors) {
         << tooBig.status().message();
   }
   auto missing = measureHandOff(CudaExecutor::deviceCount(), HandOffOptions());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no CUDA GPU"), std::string::npos)
+      << missing.status().message();
+}
+
+TEST_F(ProbeTest, InputReadIsMeasuredEachWay) {
+  InputReadOptions options;
+  options.lengths = {2048, 14336};
+  options.repetitions = 5;
+  auto r = measureInputRead(0, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 2u);
+  for (size_t i = 0; i < r->size(); ++i) {
+    const InputReadResult &x = (*r)[i];
+    EXPECT_EQ(x.length, options.lengths[i]);
+    // Between a clock tick and a millisecond: what any GPU's L2 allows.
+    for (double ns : {x.roundsNs, x.pipelinedNs, x.batchedNs, x.aloneNs}) {
+      EXPECT_GT(ns, 1.0);
+      EXPECT_LT(ns, 1e6);
+    }
+    std::printf("input read, K = %u: %.0f ns in rounds, %.0f pipelined, %.0f batched, %.0f "
+                "alone\n",
+                x.length, x.roundsNs, x.pipelinedNs, x.batchedNs, x.aloneNs);
+  }
+  // Seven times the pairs take longer to read in rounds than one round:
+  // each round waits for its loads (not a speed: a count of round trips).
+  EXPECT_GT((*r)[1].aloneNs, (*r)[0].aloneNs);
+}
+
+TEST_F(ProbeTest, BadInputReadOptionsAreErrors) {
+  InputReadOptions ragged; // Not whole rounds of 256 threads' pairs.
+  ragged.lengths = {1000};
+  EXPECT_FALSE(measureInputRead(0, ragged).ok());
+  InputReadOptions none;
+  none.repetitions = 0;
+  EXPECT_FALSE(measureInputRead(0, none).ok());
+  auto missing = measureInputRead(CudaExecutor::deviceCount(), InputReadOptions());
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no CUDA GPU"), std::string::npos)
       << missing.status().message();

@@ -7,8 +7,10 @@
 // memory, static shared memory, occupancy at its block size), the GPU's name,
 // arch and SM count, what the worker can run there (CudaExecutor::workerLimits:
 // query heads per kv head, head dims, shared memory per task, load width),
-// measures the streaming-read bandwidth (CudaBandwidth.h) and what a hand-off
-// through L2 costs (CudaHandOff.h), takes the worker's fingerprint (a hash of its machine code), prints a report, and
+// measures the streaming-read bandwidth (CudaBandwidth.h), what a hand-off
+// through L2 costs (CudaHandOff.h) and what reading a task's input vector
+// costs (CudaInputRead.h), takes the worker's fingerprint (a hash of its
+// machine code), prints a report, and
 // with -o writes the target file that `tic --target-file`
 // compiles for, atomically. A plan made from it runs only with this worker
 // binary (CudaExecutor::create checks the fingerprint).
@@ -24,6 +26,7 @@
 #include "ti/Runtime/CudaBandwidth.h"
 #include "ti/Runtime/CudaExecutor.h"
 #include "ti/Runtime/CudaHandOff.h"
+#include "ti/Runtime/CudaInputRead.h"
 #endif
 #include "ti/Support/AtomicFile.h"
 #include "ti/Target/Target.h"
@@ -108,6 +111,9 @@ int ti::tirun::runProbe(int argc, char **argv) {
   auto handOff = measureHandOff(device, HandOffOptions{});
   if (!handOff)
     return fail(handOff.status().message());
+  auto inputRead = measureInputRead(device, InputReadOptions{});
+  if (!inputRead)
+    return fail(inputRead.status().message());
 
   // The report goes to standard error when the target goes to standard output.
   FILE *out = output == "-" ? stderr : stdout;
@@ -146,6 +152,13 @@ int ti::tirun::runProbe(int argc, char **argv) {
                  "memory)\n",
                  handOff->othersBulkNs / 1e3, handOff->othersBulkGBs, handOff->allBulkNs / 1e3,
                  handOff->allBulkGBs);
+  for (const InputReadResult &r : *inputRead)
+    std::fprintf(out,
+                 "input read   K = %5u: %.2f us in rounds of 4 pairs a thread, %.2f with two "
+                 "rounds in flight, %.2f with 16 pairs in flight, %.2f by one SM alone (every SM "
+                 "reading the same tagged vector from L2, 256 threads an SM; medians)\n",
+                 r.length, r.roundsNs / 1e3, r.pipelinedNs / 1e3, r.batchedNs / 1e3,
+                 r.aloneNs / 1e3);
   const plan::WorkerLimits limits = CudaExecutor::workerLimits(info->sharedPerBlockOptin, model);
   std::string dims;
   for (uint32_t d : limits.headDims)
