@@ -1,13 +1,15 @@
 """Issue #13's "done when" figures in one table, each beside its target.
 
-  python3 bench/issue13_targets.py [--decode-1b A.json] [--stream-only-1b B.json]
+  python3 bench/issue13_targets.py [--decode-1b A.json] [--stream-only-1b B.json ...]
       [--decode-8b C.json] [--baselines-1b D.json] [--baselines-8b E.json]
 
 Every input is a result file of docs/benchmarking.md: `tirun bench --json`
 for the decode runs (the floor measured in the same process), and
 `bench/run_bench.py --out` with TileInfer and torch.compile for the
 baselines, whose ratio is taken within that one file (the same run, as the
-issue asks). A file left out leaves its rows out (at least one is needed). The table says, row by
+issue asks). --stream-only-1b may be given more than once (launches of one
+step and of several: the row names the steps a launch when more than one).
+A file left out leaves its rows out (at least one is needed). The table says, row by
 row, whether the measured figure meets the issue's target; it reports and
 does not judge the run, so the exit status is 0 unless an input is
 unreadable (one line, exit 1).
@@ -47,9 +49,13 @@ def verdict(value, target):
 
 def decode_rows(model, result, path, mode="full"):
     rows = []
-    for c in runtime(result, "tileinfer", path)["contexts"]:
+    rt = runtime(result, "tileinfer", path)
+    steps = rt.get("steps_per_launch", 1)
+    for c in rt["contexts"]:
         ctx, share = c["context"], c["share_of_floor"]
         what = f"{model}, context {ctx:,}" + ("" if mode == "full" else f", {mode}")
+        if steps > 1:
+            what += f", {steps} steps a launch"
         if mode == "stream-only":
             target = STREAM_ONLY_TARGET if ctx == 1 else None
         else:
@@ -92,14 +98,16 @@ def baseline_rows(model, result, path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--decode-1b", help="tirun bench --json of the 1B, full mode")
-    ap.add_argument("--stream-only-1b", help="tirun bench --json of the 1B, --worker-mode stream-only")
+    ap.add_argument("--stream-only-1b", action="append", default=[],
+                    help="tirun bench --json of the 1B, --worker-mode stream-only (repeatable)")
     ap.add_argument("--decode-8b", help="tirun bench --json of the 8B, full mode")
     ap.add_argument("--baselines-1b", help="run_bench.py --out with tileinfer and compile, the 1B")
     ap.add_argument("--baselines-8b", help="run_bench.py --out with tileinfer and compile, the 8B")
     args = ap.parse_args(argv)
-    inputs = [("decode", "1B", args.decode_1b), ("stream-only", "1B", args.stream_only_1b),
-              ("decode", "8B", args.decode_8b), ("baselines", "1B", args.baselines_1b),
-              ("baselines", "8B", args.baselines_8b)]
+    inputs = [("decode", "1B", args.decode_1b)]
+    inputs += [("stream-only", "1B", path) for path in args.stream_only_1b]
+    inputs += [("decode", "8B", args.decode_8b), ("baselines", "1B", args.baselines_1b),
+               ("baselines", "8B", args.baselines_8b)]
     inputs = [i for i in inputs if i[2]]
     if not inputs:
         ap.error("no result file given")

@@ -7,8 +7,9 @@
 # Parts (TI_PARTS, default "decode compile"):
 #   decode     tirun bench of Llama 3.2 1B (random weights, the h200 plan) at
 #              contexts 1 to 4,096 (TI_CONTEXTS_1B) with 64-token generation,
-#              its stream-only mode at context 1, and the 8B at 1, 512 and
-#              4,096 (TI_CONTEXTS_8B); each against the floor measured in the
+#              its stream-only mode at context 1 (in launches of one step
+#              and of 8), and the 8B at 1, 512 and 4,096 (TI_CONTEXTS_8B);
+#              each against the floor measured in the
 #              same process, 3 sessions (the 8B 2). With TI_TARGET_FILES,
 #              both models' plans from each file too, in full mode, under the
 #              file's name (their rows in the table's log part; the targets
@@ -52,12 +53,13 @@ plan() {
     "$bin/tipack" "$work/$name.fb" --random --seed 1 -q -o "$work/$name.bin" ||
     { fail "compiling or packing $name ($graph $*)"; return 1; }
 }
-# bench NAME TAG CONTEXTS SESSIONS GENERATE [MODE]: one tirun bench, its JSON
-# and a line of the table's log.
+# bench NAME TAG CONTEXTS SESSIONS GENERATE [MODE [STEPS]]: one tirun bench
+# (STEPS steps a launch, default 1), its JSON and a line of the table's log.
 bench() {
-  local name=$1 tag=$2 contexts=$3 sessions=$4 generate=$5 mode=${6:-full}
+  local name=$1 tag=$2 contexts=$3 sessions=$4 generate=$5 mode=${6:-full} steps=${7:-1}
   if bounded "$bench_timeout" "$bin/tirun" bench "$work/$name.fb" "$work/$name.bin" \
        --contexts "$contexts" --sessions "$sessions" --generate "$generate" --worker-mode "$mode" \
+       --steps-per-launch "$steps" \
        --json "$out/bench-$tag.json" > "$out/bench-$tag.txt" 2>&1; then
     python3 - "$out/bench-$tag.json" "$tag" <<'EOF' | tee -a "$out/runs.txt"
 import json, sys
@@ -99,6 +101,10 @@ for part in $parts; do
       [ -f "$out/bench-1b.json" ] && summary+=(--decode-1b "$out/bench-1b.json")
       bench 1b 1b-stream-only 1 3 0 stream-only
       [ -f "$out/bench-1b-stream-only.json" ] && summary+=(--stream-only-1b "$out/bench-1b-stream-only.json")
+      # The stream without a launch's start and end in every step.
+      bench 1b 1b-stream-only-8 1 3 0 stream-only 8
+      [ -f "$out/bench-1b-stream-only-8.json" ] &&
+        summary+=(--stream-only-1b "$out/bench-1b-stream-only-8.json")
     fi
     for file in ${TI_TARGET_FILES:-}; do
       name=$(basename "$file" .json | tr -- '-.' '__')
