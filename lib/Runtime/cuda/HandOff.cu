@@ -22,19 +22,15 @@
 //    with the bulk-copy engine (sm_90 on), the same two loads again made the
 //    way the Stream worker's producer streams: one thread an SM (thread 32,
 //    beside the pair's thread 0) keeps options.bulkStages bulk copies of
-//    options.bulkStageBytes in flight into a ring in shared memory, each
-//    completing an mbarrier (StageBarrier.cuh), and reissues a stage as soon
-//    as its copy lands; whether a bulk copy in flight delays the SM's own
+//    options.bulkStageBytes in flight into a ring in shared memory
+//    (CopyLoad.cuh); whether a bulk copy in flight delays the SM's own
 //    relaxed store or poll is what the last load tells. The streaming
 //    threads poll a stop slot (one lane a warp every 64 rounds of loads, the
-//    copying thread every 64 copies) that the pinger raises when it is done,
-//    then add the bytes they read to a counter and their stop time to a
-//    maximum: the bytes over the time from the pinger's start (warm-up
-//    included) to the last stop are the load's bandwidth, reported beside
-//    the latency it came with. A copying thread waits for its copies in
-//    flight before its block ends. Its copies stride over the buffer as the
-//    loads do (SM b copies stages b, b + n, ...), so that no two SMs copy the
-//    same bytes in a pass and every copy comes from memory.
+//    copying thread every 64 rounds of copies) that the pinger raises when
+//    it is done; their start times go to a minimum, the bytes they read to
+//    a counter and their stop times to a maximum: the bytes over the time
+//    from the first start to the last stop are the load's bandwidth,
+//    reported beside the latency it came with.
 // 3. Pairs: block 0 with blocks 1, n/4, n/2, 3n/4 and n - 1, since the
 //    distance between two SMs through the crossbar and L2's partitions is
 //    not the same for every pair; options.repetitions launches of each pair
@@ -47,8 +43,8 @@
 #include "ti/Runtime/CudaHandOff.h"
 
 #include "CudaCheck.h"
+#include "CopyLoad.cuh"
 #include "RelaxedAccess.cuh"
-#include "StageBarrier.cuh"
 #include "ti/Bench/Statistics.h"
 
 #include <cuda_runtime.h>
@@ -64,10 +60,8 @@ namespace {
 constexpr int kThreads = 256;
 /// Independent 16-byte loads a streaming thread has in flight: 64 KiB an SM.
 constexpr int kStreamLoads = 16;
-/// Rounds of loads (or bulk copies) between two looks at the stop slot.
+/// Rounds of loads between two looks at the stop slot.
 constexpr int kRoundsBetweenPolls = 64;
-/// The bulk-copy ring's stages at most (their mbarriers are static).
-constexpr int kMaxBulkStages = 8;
 /// The thread of a block that bulk-copies (warp 1's first lane: thread 0 of
 /// the pair's blocks is the pinger or the ponger).
 constexpr unsigned kCopyingThread = 32;
@@ -80,22 +74,19 @@ __host__ __device__ constexpr bool isBulk(int load) { return load == kOthersBulk
 struct Slots {
   uint64_t ping[32], pong[32], stop[32]; // Relaxed accesses only.
   unsigned long long elapsedNs[32];
-  unsigned long long launchedNs[32]; // When the pinger began (warm-up included).
+  unsigned long long streamStartNs[32]; // The first streaming thread's start (all ones first).
   unsigned long long streamedBytes[32];
   unsigned long long streamEndNs[32]; // When the last streaming thread stopped.
 };
 
-__device__ __forceinline__ unsigned long long globalTimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 /// Reads the buffer round and round until the stop slot is raised; the fold
 /// is stored only if it equals `key`, so that no load is dead code.
 __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vectors,
-                                   const uint64_t *stop, unsigned long long *streamed,
-                                   unsigned long long *streamEnd, uint32_t key, uint32_t *sink) {
+                                   const uint64_t *stop, unsigned long long *streamStart,
+                                   unsigned long long *streamed, unsigned long long *streamEnd,
+                                   uint32_t key, uint32_t *sink) {
+  if (threadIdx.x % 32 == 0)
+    atomicMin(streamStart, cuda::globalTimer());
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
   uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   uint32_t fold = 0;
@@ -124,57 +115,10 @@ __device__ void streamUntilStopped(const uint4 *__restrict__ data, uint64_t vect
   }
   if (threadIdx.x % 32 == 0) { // The warp's bytes and end: what the load was.
     atomicAdd(streamed, (rounds + kRoundsBetweenPolls) * 32 * kStreamLoads * sizeof(uint4));
-    atomicMax(streamEnd, globalTimer());
+    atomicMax(streamEnd, cuda::globalTimer());
   }
   if (fold == key)
     *sink = fold;
-}
-
-/// One thread's bulk copies of the buffer, `stages` of `stageBytes` in
-/// flight into the dynamic shared memory, until the stop slot is raised;
-/// every copy has landed when it returns.
-__device__ void bulkCopyUntilStopped(const uint4 *__restrict__ data, uint64_t bytes,
-                                     uint32_t stageBytes, int stages,
-                                     const uint64_t *stop, unsigned long long *streamed,
-                                     unsigned long long *streamEnd) {
-#if __CUDA_ARCH__ >= 900
-  extern __shared__ __align__(128) unsigned char ring[];
-  __shared__ cuda::StageBarrier full[kMaxBulkStages];
-  for (int s = 0; s < stages; ++s)
-    full[s].init(1);
-  cuda::StageBarrier::initFence();
-  const char *source = reinterpret_cast<const char *>(data);
-  // Grid-stride over the buffer's stages (the method, 2).
-  const uint64_t slices = bytes / stageBytes;
-  uint64_t slice = blockIdx.x % slices;
-  auto issue = [&](int s) {
-    full[s].arriveExpectingBytes(stageBytes);
-    full[s].bulkCopy(ring + size_t(s) * stageBytes, source + slice * stageBytes, stageBytes);
-    slice += gridDim.x;
-    if (slice >= slices)
-      slice -= slices;
-  };
-  for (int s = 0; s < stages; ++s)
-    issue(s);
-  unsigned long long copies = stages;
-  uint32_t parity = 0; // Of the phase each stage's copy in flight completes.
-  for (bool stopped = false; !stopped;) {
-#pragma unroll 1
-    for (int round = 0; round < kRoundsBetweenPolls; ++round) {
-      for (int s = 0; s < stages; ++s) {
-        full[s].wait(parity);
-        issue(s);
-      }
-      parity ^= 1;
-      copies += stages;
-    }
-    stopped = cuda::loadRelaxed(stop) != 0;
-  }
-  for (int s = 0; s < stages; ++s)
-    full[s].wait(parity);
-  atomicAdd(streamed, copies * stageBytes);
-  atomicMax(streamEnd, globalTimer());
-#endif
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
@@ -186,18 +130,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       const int total = warmup + rounds;
       if (pinger) {
-        const unsigned long long launched = globalTimer();
-        unsigned long long start = launched;
+        unsigned long long start = cuda::globalTimer();
         for (int r = 1; r <= total; ++r) {
           if (r == warmup + 1)
-            start = globalTimer();
+            start = cuda::globalTimer();
           cuda::storeRelaxed(slots->ping, r);
           while (cuda::loadRelaxed(slots->pong) != static_cast<uint64_t>(r)) {
           }
         }
-        const unsigned long long end = globalTimer();
+        const unsigned long long end = cuda::globalTimer();
         slots->elapsedNs[0] = end - start;
-        slots->launchedNs[0] = launched;
         cuda::storeRelaxed(slots->stop, 1);
       } else {
         for (int r = 1; r <= total; ++r) {
@@ -215,11 +157,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   if (isBulk(load)) {
     if (threadIdx.x == kCopyingThread)
-      bulkCopyUntilStopped(data, vectors * sizeof(uint4), stageBytes, stages, slots->stop,
-                           slots->streamedBytes, slots->streamEndNs);
+      cuda::copyUntilStopped(data, vectors * sizeof(uint4), stageBytes, stages, slots->stop,
+                             slots->streamStartNs, slots->streamedBytes, slots->streamEndNs);
   } else if (threadIdx.x >= 32 || !(pinger || ponger)) { // Warp 0 is the pair's alone.
-    streamUntilStopped(data, vectors, slots->stop, slots->streamedBytes, slots->streamEndNs, key,
-                       sink);
+    streamUntilStopped(data, vectors, slots->stop, slots->streamStartNs, slots->streamedBytes,
+                       slots->streamEndNs, key, sink);
   }
 }
 
@@ -246,10 +188,10 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
     return Status::error("hand-off: at least one timed round and repetition, no negative warm-up");
   if (options.streamBytes < (64ull << 20))
     return Status::error("hand-off: the streamed buffer must be at least 64 MiB");
-  if (options.bulkStages < 1 || options.bulkStages > kMaxBulkStages ||
+  if (options.bulkStages < 1 || options.bulkStages > cuda::kMaxCopyStages ||
       options.bulkStageBytes < 16 || options.bulkStageBytes % 16 != 0)
     return Status::error("hand-off: the bulk-copy ring needs 1 to " +
-                         std::to_string(kMaxBulkStages) +
+                         std::to_string(cuda::kMaxCopyStages) +
                          " stages, each a positive multiple of 16 bytes");
   if (Status s = cuda::selectDevice(device); !s.ok())
     return s;
@@ -260,7 +202,7 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
                          " cannot launch cooperatively (every block at once)");
   const int sms = prop.multiProcessorCount;
   // The bulk-copy loads need the engine (sm_90 on) and room for the ring.
-  const bool bulk = prop.major >= 9;
+  const bool bulk = prop.major >= 9 && cuda::copiesCompiled(handOffKernel);
   const size_t ringBytes = size_t(options.bulkStages) * options.bulkStageBytes;
   if (bulk) {
     cudaFuncAttributes attributes;
@@ -318,6 +260,8 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
       std::vector<double> launches;
       for (int rep = 0; rep < options.repetitions; ++rep) {
         TI_CUDA_CHECK(cudaMemsetAsync(res.slots, 0, sizeof(Slots), res.stream));
+        TI_CUDA_CHECK(cudaMemsetAsync(res.slots->streamStartNs, 0xff,
+                                      sizeof(res.slots->streamStartNs), res.stream));
         void *args[] = {&res.slots, &partner,    &warmup, &rounds, &load,    &res.data,
                         &vectors,   &stageBytes, &stages, &key,    &res.sink};
         TI_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(handOffKernel),
@@ -330,11 +274,11 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
         if (back.elapsedNs[0] == 0)
           return Status::error("hand-off: a timed launch took no measurable time");
         launches.push_back(double(back.elapsedNs[0]) / (2.0 * rounds));
-        if (load != kIdle) { // The bytes over the time from the pinger's start to the last stop.
-          if (back.streamEndNs[0] <= back.launchedNs[0])
+        if (load != kIdle) { // The bytes over the time from the first start to the last stop.
+          if (back.streamEndNs[0] <= back.streamStartNs[0])
             return Status::error("hand-off: a load's streaming took no measurable time");
           rates.push_back(double(back.streamedBytes[0]) /
-                          double(back.streamEndNs[0] - back.launchedNs[0])); // GB/s
+                          double(back.streamEndNs[0] - back.streamStartNs[0])); // GB/s
         }
       }
       perPair.push_back(bench::median(launches));
