@@ -41,6 +41,16 @@ protected:
   /// Whether this GPU has the bulk-copy engine (sm_90 and later).
   bool hasBulkCopies() const { return std::stoi(device.arch.substr(3)) >= 90; }
 
+  /// A measurement asked for a ring of copies larger than any SM's shared
+  /// memory: refused where the GPU has the engine (elsewhere it copies
+  /// nothing and may succeed).
+  void expectRingDoesNotFit(const Status &s) const {
+    if (!hasBulkCopies())
+      return;
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("does not fit"), std::string::npos) << s.message();
+  }
+
   /// The tiny model compiled for 4 workers of this GPU with `fingerprint` in
   /// its target, with random weights (null on failure, recorded).
   /// The tiny model for this GPU (4 workers) from a target probed with the
@@ -156,12 +166,7 @@ TEST_F(ProbeTest, BadHandOffOptionsAreErrors) {
   HandOffOptions huge; // No SM's shared memory holds 8 MiB.
   huge.bulkStageBytes = 1u << 20;
   huge.bulkStages = 8;
-  auto tooBig = measureHandOff(0, huge);
-  if (hasBulkCopies()) {
-    ASSERT_FALSE(tooBig.ok());
-    EXPECT_NE(tooBig.status().message().find("does not fit"), std::string::npos)
-        << tooBig.status().message();
-  }
+  expectRingDoesNotFit(measureHandOff(0, huge).status());
   auto missing = measureHandOff(CudaExecutor::deviceCount(), HandOffOptions());
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no CUDA GPU"), std::string::npos)
@@ -172,6 +177,13 @@ TEST_F(ProbeTest, InputReadIsMeasuredEachWay) {
   InputReadOptions options;
   options.lengths = {2048, 14336};
   options.repetitions = 5;
+  options.copyBytes = 256ull << 20;
+  BandwidthOptions floorOptions;
+  floorOptions.bytes = 1ull << 30;
+  floorOptions.repetitions = 3;
+  auto floor = measureStreamingBandwidth(0, floorOptions);
+  ASSERT_TRUE(floor.ok()) << floor.status().message();
+  const double floorGBs = floor->medianGBs;
   auto r = measureInputRead(0, options);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->size(), 2u);
@@ -184,8 +196,18 @@ TEST_F(ProbeTest, InputReadIsMeasuredEachWay) {
       EXPECT_LT(ns, 1e6);
     }
     std::printf("input read, K = %u: %.0f ns in rounds, %.0f pipelined, %.0f batched, %.0f "
-                "alone\n",
-                x.length, x.roundsNs, x.pipelinedNs, x.batchedNs, x.aloneNs);
+                "alone, %.0f behind copies (%.0f GB/s)\n",
+                x.length, x.roundsNs, x.pipelinedNs, x.batchedNs, x.aloneNs, x.copyingNs,
+                x.copyingGBs);
+    // The copying way exactly where the GPU has the engine; its copies
+    // read memory, not L2 (nothing far above the streaming floor).
+    EXPECT_EQ(x.copiesMeasured, hasBulkCopies()) << device.arch;
+    if (x.copiesMeasured) {
+      EXPECT_GT(x.copyingNs, 1.0);
+      EXPECT_LT(x.copyingNs, 1e6);
+      EXPECT_GT(x.copyingGBs, 0);
+      EXPECT_LT(x.copyingGBs, 1.3 * floorGBs);
+    }
   }
   // Seven times the pairs take longer to read in rounds than one round:
   // each round waits for its loads (not a speed: a count of round trips).
@@ -199,6 +221,16 @@ TEST_F(ProbeTest, BadInputReadOptionsAreErrors) {
   InputReadOptions none;
   none.repetitions = 0;
   EXPECT_FALSE(measureInputRead(0, none).ok());
+  InputReadOptions raggedStage; // Bulk copies move multiples of 16 bytes.
+  raggedStage.copyStageBytes = 1000;
+  EXPECT_FALSE(measureInputRead(0, raggedStage).ok());
+  InputReadOptions small;
+  small.copyBytes = 1 << 20;
+  EXPECT_FALSE(measureInputRead(0, small).ok());
+  InputReadOptions huge; // No SM's shared memory holds 8 MiB.
+  huge.copyStageBytes = 1u << 20;
+  huge.copyStages = 8;
+  expectRingDoesNotFit(measureInputRead(0, huge).status());
   auto missing = measureInputRead(CudaExecutor::deviceCount(), InputReadOptions());
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no CUDA GPU"), std::string::npos)

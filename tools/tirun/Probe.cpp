@@ -108,12 +108,10 @@ int ti::tirun::runProbe(int argc, char **argv) {
   auto bandwidth = measureStreamingBandwidth(device, options);
   if (!bandwidth)
     return fail(bandwidth.status().message());
+  // Two measurements the report shows and the target does not hold: a
+  // failure of either is a line of the report, not the probe's.
   auto handOff = measureHandOff(device, HandOffOptions{});
-  if (!handOff)
-    return fail(handOff.status().message());
   auto inputRead = measureInputRead(device, InputReadOptions{});
-  if (!inputRead)
-    return fail(inputRead.status().message());
 
   // The report goes to standard error when the target goes to standard output.
   FILE *out = output == "-" ? stderr : stdout;
@@ -139,26 +137,36 @@ int ti::tirun::runProbe(int argc, char **argv) {
                bandwidth->medianGBs, bandwidth->minGBs, bandwidth->maxGBs, bandwidth->repetitions,
                bandwidth->bytes / 1e9,
                bandwidth->l2Bytes ? double(bandwidth->bytes) / double(bandwidth->l2Bytes) : 0.0);
-  std::fprintf(out,
-               "hand-off      %.2f us idle, %.2f with the other SMs streaming (%.0f GB/s), %.2f with "
-               "every SM streaming (%.0f GB/s) (a relaxed store seen by another SM's polls, one "
-               "way; median of %d pairs of SMs)\n",
-               handOff->idleNs / 1e3, handOff->othersStreamNs / 1e3, handOff->othersStreamGBs,
-               handOff->allStreamNs / 1e3, handOff->allStreamGBs, handOff->pairs);
-  if (handOff->bulkMeasured)
+  if (!handOff)
+    std::fprintf(out, "hand-off      not measured: %s\n", handOff.status().message().c_str());
+  else
+    std::fprintf(out,
+                 "hand-off      %.2f us idle, %.2f with the other SMs streaming (%.0f GB/s), %.2f "
+                 "with every SM streaming (%.0f GB/s) (a relaxed store seen by another SM's polls, "
+                 "one way; median of %d pairs of SMs)\n",
+                 handOff->idleNs / 1e3, handOff->othersStreamNs / 1e3, handOff->othersStreamGBs,
+                 handOff->allStreamNs / 1e3, handOff->allStreamGBs, handOff->pairs);
+  if (handOff && handOff->bulkMeasured)
     std::fprintf(out,
                  "  bulk copies %.2f us with the other SMs bulk-copying (%.0f GB/s), %.2f with every "
                  "SM bulk-copying (%.0f GB/s) (one thread an SM, its copies in flight into shared "
                  "memory)\n",
                  handOff->othersBulkNs / 1e3, handOff->othersBulkGBs, handOff->allBulkNs / 1e3,
                  handOff->allBulkGBs);
-  for (const InputReadResult &r : *inputRead)
+  if (!inputRead)
+    std::fprintf(out, "input read   not measured: %s\n", inputRead.status().message().c_str());
+  for (const InputReadResult &r : inputRead ? *inputRead : std::vector<InputReadResult>{}) {
     std::fprintf(out,
                  "input read   K = %5u: %.2f us in rounds of 4 pairs a thread, %.2f with two "
-                 "rounds in flight, %.2f with 16 pairs in flight, %.2f by one SM alone (every SM "
-                 "reading the same tagged vector from L2, 256 threads an SM; medians)\n",
+                 "rounds in flight, %.2f with 16 pairs in flight, %.2f by one SM alone",
                  r.length, r.roundsNs / 1e3, r.pipelinedNs / 1e3, r.batchedNs / 1e3,
                  r.aloneNs / 1e3);
+    if (r.copiesMeasured)
+      std::fprintf(out, ", %.2f in rounds behind the SM's bulk copies (%.0f GB/s)",
+                   r.copyingNs / 1e3, r.copyingGBs);
+    std::fprintf(out, " (every SM reading the same tagged vector from L2, 256 threads an SM; "
+                      "medians)\n");
+  }
   const plan::WorkerLimits limits = CudaExecutor::workerLimits(info->sharedPerBlockOptin, model);
   std::string dims;
   for (uint32_t d : limits.headDims)

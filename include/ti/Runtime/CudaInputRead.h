@@ -9,8 +9,11 @@
 // or L2 serving the same lines to every SM at once. This measures both on a
 // GPU, for the models' input lengths: every SM reading one vector in the
 // worker's way (rounds of 4 pairs a thread), two rounds in flight, 16 pairs
-// a thread in flight, and one SM alone in the worker's way. `tirun probe`
-// reports it. The method is in lib/Runtime/cuda/InputRead.cu.
+// a thread in flight, one SM alone in the worker's way, and, on GPUs with
+// the bulk-copy engine, the worker's way while each SM also keeps bulk
+// copies in flight from memory into its shared memory, as the stream
+// worker's producer does while its consumers read. `tirun probe` reports
+// it. The method is in lib/Runtime/cuda/InputRead.cu.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_RUNTIME_CUDAINPUTREAD_H
@@ -30,6 +33,12 @@ struct InputReadOptions {
   std::vector<uint32_t> lengths = {2048, 4096, 8192, 14336};
   /// Timed reads of each vector and way; every SM's reads count.
   int repetitions = 40;
+  /// The copying way's load: the buffer each SM's copies stride over (much
+  /// more than L2) and its ring (the built-in h200 target's stage and
+  /// in-flight bytes: two 32 KiB copies).
+  uint64_t copyBytes = 1ull << 30;
+  uint32_t copyStageBytes = 32768;
+  int copyStages = 2;
 };
 
 /// Nanoseconds for one SM to read a vector (from its 256 threads' first load
@@ -41,6 +50,11 @@ struct InputReadResult {
   double pipelinedNs = 0; // Every SM, the next round issued before this one is waited for.
   double batchedNs = 0;   // Every SM, 16 pairs a thread in flight.
   double aloneNs = 0;     // One SM, rounds of 4 pairs.
+  /// Every SM in rounds of 4 pairs while it copies; measured only where the
+  /// GPU has the bulk-copy engine (copiesMeasured).
+  bool copiesMeasured = false;
+  double copyingNs = 0;
+  double copyingGBs = 0; // What the copies streamed meanwhile.
 };
 
 /// Measures GPU `device`. CUDA failures (no GPU, no cooperative launch) are

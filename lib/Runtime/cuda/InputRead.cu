@@ -14,16 +14,22 @@
 // 2. The ways: rounds of 4 pairs a thread, each waited for before the next
 //    is issued (ops/Common.cuh: loadScaledInput); the same with the next
 //    round's loads issued before this round is waited for (two rounds in
-//    flight); 16 pairs a thread in flight; and the worker's way again with
-//    one SM reading while the others only wait, which is the read without L2
-//    serving the same lines to every SM at once.
-// 3. The timing: one 256-thread block per SM, launched cooperatively; before
-//    each read every block meets at a grid barrier (a counter in global
-//    memory), so that the SMs read together as a wave's workers do; each
-//    reading block's thread 0 takes %globaltimer after a block barrier
-//    before the loads and after one behind them. options.repetitions reads
-//    of each vector and way in one launch; the result is the median over
-//    every reading SM and repetition.
+//    flight); 16 pairs a thread in flight; the worker's way again with one
+//    SM reading while the others only wait, which is the read without L2
+//    serving the same lines to every SM at once; and, on sm_90 and later,
+//    the worker's way while every SM's copying thread keeps bulk copies in
+//    flight from memory into the block's shared memory (CopyLoad.cuh), as
+//    the stream worker's producer does while its consumers read: their
+//    bytes land through the same SM's port as the input's.
+// 3. The timing: one block per SM, 256 reading threads and a warp whose
+//    first lane copies in the copying way, launched cooperatively; before
+//    each read every block's readers meet at a grid barrier (a counter in
+//    global memory), so that the SMs read together as a wave's workers do;
+//    each reading block's thread 0 takes %globaltimer after a barrier of the
+//    readers before the loads and after one behind them. options.repetitions
+//    reads of each vector and way in one launch; the result is the median
+//    over every reading SM and repetition. After the last read the readers
+//    meet once more and block 0 raises the stop word that ends the copies.
 //
 // Every CUDA failure is a one-line Status; everything is released on every
 // path.
@@ -31,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 #include "ti/Runtime/CudaInputRead.h"
 
+#include "CopyLoad.cuh"
 #include "CudaCheck.h"
 #include "RelaxedAccess.cuh"
 #include "ti/Bench/Statistics.h"
@@ -46,19 +53,16 @@ using namespace ti;
 
 namespace {
 
+/// The reading threads of a block, and the block: a warp more, whose first
+/// lane copies in the copying way.
 constexpr uint32_t kThreads = 256;
+constexpr uint32_t kBlockThreads = kThreads + 32;
 /// The worker's pairs a thread a round (loadScaledInput's kInputPairs).
 constexpr uint32_t kRoundPairs = 4;
 /// Pairs a thread in flight in the batched way.
 constexpr uint32_t kBatchPairs = 16;
 
-enum Way : int { kRounds, kPipelined, kBatched, kAlone, kWays };
-
-__device__ __forceinline__ unsigned long long globalTimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+enum Way : int { kRounds, kPipelined, kBatched, kAlone, kCopying, kWays };
 
 __device__ __forceinline__ bool tagged(ulonglong2 v, uint32_t tag) {
   return uint32_t(v.x >> 32) == tag && uint32_t(v.y >> 32) == tag;
@@ -119,53 +123,93 @@ __device__ float readInBatches(const uint64_t *vec, uint32_t pairs, uint32_t tag
 __device__ float readVector(const uint64_t *vec, uint32_t pairs, int way, uint32_t tag) {
   if (way == kBatched)
     return readInBatches<kBatchPairs>(vec, pairs, tag);
-  if (way != kPipelined) // kRounds, kAlone: the worker's way.
+  if (way != kPipelined) // kRounds, kAlone, kCopying: the worker's way.
     return readInBatches<kRoundPairs>(vec, pairs, tag);
+  // Two buffers taking turns, so that no register copy waits for a round's
+  // loads: round r + 1 is issued before round r is waited for.
   float sum = 0;
-  ulonglong2 cur[kRoundPairs] = {}, next[kRoundPairs] = {};
-  issue(vec, 0, min(kRoundPairs, pairs), cur);
+  ulonglong2 a[kRoundPairs], b[kRoundPairs];
+  auto count = [&](uint32_t r) { return min(kRoundPairs, pairs - r); };
+  issue(vec, 0, count(0), a);
 #pragma unroll 1
-  for (uint32_t r = 0; r < pairs; r += kRoundPairs) {
-    const uint32_t after = r + kRoundPairs;
-    if (after < pairs)
-      issue(vec, after, min(kRoundPairs, pairs - after), next);
-    sum += finish(vec, r, min(kRoundPairs, pairs - r), tag, cur);
-#pragma unroll
-    for (uint32_t j = 0; j < kRoundPairs; ++j)
-      cur[j] = next[j];
+  for (uint32_t r = 0; r < pairs; r += 2 * kRoundPairs) {
+    const uint32_t second = r + kRoundPairs, third = r + 2 * kRoundPairs;
+    if (second < pairs)
+      issue(vec, second, count(second), b);
+    sum += finish(vec, r, count(r), tag, a);
+    if (second >= pairs)
+      break;
+    if (third < pairs)
+      issue(vec, third, count(third), a);
+    sum += finish(vec, second, count(second), tag, b);
   }
   return sum;
 }
 
-/// Every block of the grid, the `round`th time (1-based): a monotonic
+/// The reading threads of the block (the copying warp never joins).
+__device__ __forceinline__ void readersBarrier() {
+  asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory");
+}
+
+/// Every block's readers, the `round`th time (1-based): a monotonic
 /// counter, zeroed before the launch.
 __device__ void gridBarrier(unsigned *arrivals, unsigned round) {
-  __syncthreads();
+  readersBarrier();
   if (threadIdx.x == 0) {
     ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> counter(*arrivals);
     counter.fetch_add(1, ::cuda::memory_order_release);
-    while (counter.load(::cuda::memory_order_acquire) < round * gridDim.x) {
-    }
+    // A pause between looks: the one-SM-alone way's other SMs wait here
+    // while it reads, and their polls should not load L2.
+    while (counter.load(::cuda::memory_order_acquire) < round * gridDim.x)
+      __nanosleep(64);
   }
-  __syncthreads();
+  readersBarrier();
 }
 
-__global__ void __launch_bounds__(kThreads, 1)
+/// The words the blocks share, each in a line of its own.
+struct Words {
+  alignas(128) unsigned arrivals;
+  alignas(128) uint64_t stop; // Raised once every block has read.
+  alignas(128) unsigned long long copyStartNs; // The copying way's (all ones first).
+  alignas(128) unsigned long long copied;
+  alignas(128) unsigned long long copyEndNs;
+};
+
+/// The copying way's load (CopyLoad.cuh).
+struct CopyArgs {
+  const void *data;
+  uint64_t bytes;
+  uint32_t stageBytes;
+  int stages;
+};
+
+__global__ void __launch_bounds__(kBlockThreads, 1)
     inputReadKernel(const uint64_t *vec, uint32_t pairsPerThread, int way, int repetitions,
-                    uint32_t tag, unsigned *arrivals, unsigned long long *durations,
+                    uint32_t tag, Words *words, unsigned long long *durations, CopyArgs copy,
                     float key, float *sink) {
+  if (threadIdx.x >= kThreads) { // The copying warp.
+    if (way == kCopying && threadIdx.x == kThreads)
+      ti::cuda::copyUntilStopped(copy.data, copy.bytes, copy.stageBytes, copy.stages,
+                                 &words->stop, &words->copyStartNs, &words->copied,
+                                 &words->copyEndNs);
+    return;
+  }
   const bool reads = way != kAlone || blockIdx.x == 0;
   float fold = 0;
   for (int rep = 0; rep < repetitions; ++rep) {
-    gridBarrier(arrivals, unsigned(rep) + 1);
+    gridBarrier(&words->arrivals, unsigned(rep) + 1);
     if (!reads)
       continue;
-    const unsigned long long start = globalTimer();
+    const unsigned long long start = ti::cuda::globalTimer();
     fold += readVector(vec, pairsPerThread, way, tag);
-    __syncthreads();
+    readersBarrier();
     if (threadIdx.x == 0)
-      durations[size_t(rep) * gridDim.x + blockIdx.x] = globalTimer() - start;
+      durations[size_t(rep) * gridDim.x + blockIdx.x] = ti::cuda::globalTimer() - start;
   }
+  // Every block has read: the copies may stop.
+  gridBarrier(&words->arrivals, unsigned(repetitions) + 1);
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    ti::cuda::storeRelaxed(&words->stop, 1);
   if (fold == key)
     *sink = fold;
 }
@@ -173,14 +217,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 /// Everything the measurement allocates, released on every path.
 struct Resources {
   uint64_t *vec = nullptr;
-  unsigned *arrivals = nullptr;
+  Words *words = nullptr;
   unsigned long long *durations = nullptr;
   float *sink = nullptr;
+  void *copyData = nullptr;
   ~Resources() {
     cudaFree(vec);
-    cudaFree(arrivals);
+    cudaFree(words);
     cudaFree(durations);
     cudaFree(sink);
+    cudaFree(copyData);
   }
 };
 
@@ -198,6 +244,13 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
                            std::to_string(2 * kThreads));
     longest = std::max(longest, k);
   }
+  if (options.copyStages < 1 || options.copyStages > cuda::kMaxCopyStages ||
+      options.copyStageBytes < 16 || options.copyStageBytes % 16 != 0)
+    return Status::error("input read: the copies' ring needs 1 to " +
+                         std::to_string(cuda::kMaxCopyStages) +
+                         " stages, each a positive multiple of 16 bytes");
+  if (options.copyBytes < (64ull << 20))
+    return Status::error("input read: the copied buffer must be at least 64 MiB");
   if (Status s = cuda::selectDevice(device); !s.ok())
     return s;
   cudaDeviceProp prop;
@@ -205,11 +258,24 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
   if (!prop.cooperativeLaunch)
     return Status::error("input read: GPU " + std::to_string(device) +
                          " cannot launch cooperatively (every block at once)");
+  // The copying way needs the bulk-copy engine (sm_90 on) and room for the ring.
+  const bool copies = prop.major >= 9 && cuda::copiesCompiled(inputReadKernel);
+  const size_t ringBytes = size_t(options.copyStages) * options.copyStageBytes;
+  if (copies) {
+    cudaFuncAttributes attributes;
+    TI_CUDA_CHECK(cudaFuncGetAttributes(&attributes, inputReadKernel));
+    if (ringBytes + attributes.sharedSizeBytes > size_t(prop.sharedMemPerBlockOptin))
+      return Status::error("input read: a " + std::to_string(ringBytes) +
+                           "-byte ring of copies does not fit GPU " + std::to_string(device) +
+                           "'s shared memory");
+    TI_CUDA_CHECK(cudaFuncSetAttribute(inputReadKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(ringBytes)));
+  }
   int blocksPerSm = 0;
-  TI_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocksPerSm, inputReadKernel, kThreads, 0));
+  TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocksPerSm, inputReadKernel, kBlockThreads, copies ? ringBytes : 0));
   if (blocksPerSm < 1)
-    return Status::error("input read: an SM cannot run one " + std::to_string(kThreads) +
+    return Status::error("input read: an SM cannot run one " + std::to_string(kBlockThreads) +
                          "-thread block");
   const int sms = prop.multiProcessorCount;
 
@@ -225,29 +291,46 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
   Resources res;
   const size_t durationCount = size_t(options.repetitions) * sms;
   TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.vec), host.size() * sizeof(uint64_t)));
-  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.arrivals), sizeof(unsigned)));
+  TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.words), sizeof(Words)));
   TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.durations),
                            durationCount * sizeof(unsigned long long)));
   TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.sink), sizeof(float)));
   TI_CUDA_CHECK(cudaMemcpy(res.vec, host.data(), host.size() * sizeof(uint64_t),
                            cudaMemcpyHostToDevice));
+  CopyArgs copy{nullptr, options.copyBytes / 16 * 16, options.copyStageBytes,
+                options.copyStages};
+  if (copies) {
+    if (cudaError_t e = cudaMalloc(&res.copyData, copy.bytes); e != cudaSuccess) {
+      cudaGetLastError();
+      return Status::error("input read: cannot allocate " + std::to_string(copy.bytes) +
+                           " bytes on GPU " + std::to_string(device) + ": " +
+                           cudaGetErrorString(e));
+    }
+    TI_CUDA_CHECK(cudaMemset(res.copyData, 0x5a, copy.bytes)); // Every page committed.
+    copy.data = res.copyData;
+  }
 
   std::vector<InputReadResult> results;
   for (uint32_t k : options.lengths) {
     InputReadResult r;
     r.length = k;
-    double *ways[kWays] = {&r.roundsNs, &r.pipelinedNs, &r.batchedNs, &r.aloneNs};
+    double *ways[kWays] = {&r.roundsNs, &r.pipelinedNs, &r.batchedNs, &r.aloneNs,
+                           &r.copyingNs};
     for (int way = kRounds; way < kWays; ++way) {
-      TI_CUDA_CHECK(cudaMemset(res.arrivals, 0, sizeof(unsigned)));
+      if (way == kCopying && !copies)
+        continue;
+      TI_CUDA_CHECK(cudaMemset(res.words, 0, sizeof(Words)));
+      TI_CUDA_CHECK(cudaMemset(&res.words->copyStartNs, 0xff, sizeof(res.words->copyStartNs)));
       TI_CUDA_CHECK(cudaMemset(res.durations, 0, durationCount * sizeof(unsigned long long)));
       uint32_t pairsPerThread = k / 2 / kThreads;
       int w = way, reps = options.repetitions;
       uint32_t t = tag;
       float key = -1.0f; // The values are never negative: their sum is not -1.
-      void *args[] = {&res.vec, &pairsPerThread, &w, &reps, &t, &res.arrivals, &res.durations,
-                      &key, &res.sink};
+      void *args[] = {&res.vec, &pairsPerThread, &w,   &reps,    &t,
+                      &res.words, &res.durations, &copy, &key, &res.sink};
       TI_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(inputReadKernel),
-                                                dim3(sms), dim3(kThreads), args, 0, nullptr));
+                                                dim3(sms), dim3(kBlockThreads), args,
+                                                way == kCopying ? ringBytes : 0, nullptr));
       TI_CUDA_CHECK(cudaDeviceSynchronize());
       std::vector<unsigned long long> back(durationCount);
       TI_CUDA_CHECK(cudaMemcpy(back.data(), res.durations,
@@ -261,7 +344,15 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
       *ways[way] = bench::median(ns);
       if (*ways[way] <= 0)
         return Status::error("input read: a read took no measurable time");
+      if (way == kCopying) { // The copies' bytes over their time, GB/s.
+        Words back;
+        TI_CUDA_CHECK(cudaMemcpy(&back, res.words, sizeof(Words), cudaMemcpyDeviceToHost));
+        if (back.copyEndNs <= back.copyStartNs)
+          return Status::error("input read: the copies took no measurable time");
+        r.copyingGBs = double(back.copied) / double(back.copyEndNs - back.copyStartNs);
+      }
     }
+    r.copiesMeasured = copies;
     results.push_back(r);
   }
   return results;
