@@ -465,13 +465,14 @@ def handoff_readers_by_wave(acc):
     name (a layer's waves as one), over the waves with marks: times from the
     wave before's last task end (T0), each worker's first task of the wave
     counted once (its later tasks find their inputs there). Per wave: the
-    share of workers already waiting at T0 (their first task began before
-    it), the earliest inputs mark, the median and last marks of the waiting
-    workers (the hand-off as a reader that was ready sees it: the writers'
-    stores reaching L2, the polls' rounds, the inputs' loads and any norm
-    before the mark), the latest first task's start (a reader still busy
-    with the wave before) and the latest mark of all; medians over the
-    waves. The last mark is the hand-off of handoffs_by_wave when a worker's
+    share of workers already waiting at T0 (their first task began at or
+    before it), the earliest inputs mark, the median and last marks of the
+    waiting workers (the hand-off as a reader that was ready sees it: the
+    writers' stores reaching L2, the polls' rounds, the inputs' loads and
+    any norm before the mark), the latest first task's start (a reader
+    still busy with the wave before) and the latest mark of all; medians
+    over the waves (the waiting workers' marks over the waves that had
+    any). The last mark is the hand-off of handoffs_by_wave when a worker's
     first task is its wave's latest. Empty for a trace without the marks."""
     rows = {}
     for before, w in critical_steps(acc):
