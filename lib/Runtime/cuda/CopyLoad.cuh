@@ -15,18 +15,20 @@
 // bandwidth. Unlike the worker's producer it gives its copies no L2 cache
 // policy. Compiled to nothing below sm_90 (no bulk-copy engine): callers
 // measure with it only when their kernel's code is sm_90's or later
-// (copiesCompiled).
+// (allowCopyRing, which also makes room for the ring).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_LIB_RUNTIME_CUDA_COPYLOAD_CUH
 #define TI_LIB_RUNTIME_CUDA_COPYLOAD_CUH
 
+#include "CudaCheck.h"
 #include "RelaxedAccess.cuh"
 #include "StageBarrier.cuh"
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 namespace ti::cuda {
 
@@ -90,12 +92,37 @@ __device__ inline void copyUntilStopped(const void *data, uint64_t bytes, uint32
 #endif
 }
 
-/// Whether `kernel`, as this GPU runs it, was compiled for sm_90 or later
-/// (not JIT-compiled from older PTX), so that copyUntilStopped copies.
-template <typename Kernel> bool copiesCompiled(Kernel kernel) {
+/// The ring a measurement asks for: 1 to kMaxCopyStages stages, each a
+/// positive multiple of 16 bytes (`what` names the measurement).
+inline Status checkCopyRing(int stages, uint32_t stageBytes, const std::string &what) {
+  if (stages < 1 || stages > kMaxCopyStages || stageBytes < 16 || stageBytes % 16 != 0)
+    return Status::error(what + ": the ring of bulk copies needs 1 to " +
+                         std::to_string(kMaxCopyStages) +
+                         " stages, each a positive multiple of 16 bytes");
+  return Status();
+}
+
+/// Readies `kernel` for a ring of `ringBytes` in its dynamic shared memory
+/// on GPU `device` (current, `prop` its properties): false where the GPU or
+/// the kernel's code, as this GPU runs it, lacks the bulk-copy engine (code
+/// JIT-compiled from PTX older than sm_90 copies nothing): measure without
+/// copies; an error where the ring does not fit beside the kernel's static
+/// shared memory; else true, the kernel allowed that much dynamic shared
+/// memory.
+template <typename Kernel>
+StatusOr<bool> allowCopyRing(Kernel kernel, const cudaDeviceProp &prop, int device,
+                             size_t ringBytes, const std::string &what) {
   cudaFuncAttributes attributes;
-  return cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess &&
-         attributes.ptxVersion >= 90 && attributes.binaryVersion >= 90;
+  TI_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  if (prop.major < 9 || attributes.ptxVersion < 90 || attributes.binaryVersion < 90)
+    return false;
+  if (ringBytes + attributes.sharedSizeBytes > size_t(prop.sharedMemPerBlockOptin))
+    return Status::error(what + ": a " + std::to_string(ringBytes) +
+                         "-byte ring of bulk copies does not fit GPU " + std::to_string(device) +
+                         "'s shared memory");
+  TI_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ringBytes)));
+  return true;
 }
 
 } // namespace ti::cuda

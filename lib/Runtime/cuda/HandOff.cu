@@ -188,11 +188,9 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
     return Status::error("hand-off: at least one timed round and repetition, no negative warm-up");
   if (options.streamBytes < (64ull << 20))
     return Status::error("hand-off: the streamed buffer must be at least 64 MiB");
-  if (options.bulkStages < 1 || options.bulkStages > cuda::kMaxCopyStages ||
-      options.bulkStageBytes < 16 || options.bulkStageBytes % 16 != 0)
-    return Status::error("hand-off: the bulk-copy ring needs 1 to " +
-                         std::to_string(cuda::kMaxCopyStages) +
-                         " stages, each a positive multiple of 16 bytes");
+  if (Status s = cuda::checkCopyRing(options.bulkStages, options.bulkStageBytes, "hand-off");
+      !s.ok())
+    return s;
   if (Status s = cuda::selectDevice(device); !s.ok())
     return s;
   cudaDeviceProp prop;
@@ -202,18 +200,11 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
                          " cannot launch cooperatively (every block at once)");
   const int sms = prop.multiProcessorCount;
   // The bulk-copy loads need the engine (sm_90 on) and room for the ring.
-  const bool bulk = prop.major >= 9 && cuda::copiesCompiled(handOffKernel);
   const size_t ringBytes = size_t(options.bulkStages) * options.bulkStageBytes;
-  if (bulk) {
-    cudaFuncAttributes attributes;
-    TI_CUDA_CHECK(cudaFuncGetAttributes(&attributes, handOffKernel));
-    if (ringBytes + attributes.sharedSizeBytes > size_t(prop.sharedMemPerBlockOptin))
-      return Status::error("hand-off: a " + std::to_string(ringBytes) +
-                           "-byte bulk-copy ring does not fit GPU " + std::to_string(device) +
-                           "'s shared memory");
-    TI_CUDA_CHECK(cudaFuncSetAttribute(handOffKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       int(ringBytes)));
-  }
+  auto ring = cuda::allowCopyRing(handOffKernel, prop, device, ringBytes, "hand-off");
+  if (!ring)
+    return ring.status();
+  const bool bulk = *ring;
   int blocksPerSm = 0;
   TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocksPerSm, handOffKernel, kThreads,
                                                               bulk ? ringBytes : 0));

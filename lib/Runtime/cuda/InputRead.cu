@@ -244,11 +244,9 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
                            std::to_string(2 * kThreads));
     longest = std::max(longest, k);
   }
-  if (options.copyStages < 1 || options.copyStages > cuda::kMaxCopyStages ||
-      options.copyStageBytes < 16 || options.copyStageBytes % 16 != 0)
-    return Status::error("input read: the copies' ring needs 1 to " +
-                         std::to_string(cuda::kMaxCopyStages) +
-                         " stages, each a positive multiple of 16 bytes");
+  if (Status s = cuda::checkCopyRing(options.copyStages, options.copyStageBytes, "input read");
+      !s.ok())
+    return s;
   if (options.copyBytes < (64ull << 20))
     return Status::error("input read: the copied buffer must be at least 64 MiB");
   if (Status s = cuda::selectDevice(device); !s.ok())
@@ -259,18 +257,11 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
     return Status::error("input read: GPU " + std::to_string(device) +
                          " cannot launch cooperatively (every block at once)");
   // The copying way needs the bulk-copy engine (sm_90 on) and room for the ring.
-  const bool copies = prop.major >= 9 && cuda::copiesCompiled(inputReadKernel);
   const size_t ringBytes = size_t(options.copyStages) * options.copyStageBytes;
-  if (copies) {
-    cudaFuncAttributes attributes;
-    TI_CUDA_CHECK(cudaFuncGetAttributes(&attributes, inputReadKernel));
-    if (ringBytes + attributes.sharedSizeBytes > size_t(prop.sharedMemPerBlockOptin))
-      return Status::error("input read: a " + std::to_string(ringBytes) +
-                           "-byte ring of copies does not fit GPU " + std::to_string(device) +
-                           "'s shared memory");
-    TI_CUDA_CHECK(cudaFuncSetAttribute(inputReadKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       int(ringBytes)));
-  }
+  auto ring = cuda::allowCopyRing(inputReadKernel, prop, device, ringBytes, "input read");
+  if (!ring)
+    return ring.status();
+  const bool copies = *ring;
   int blocksPerSm = 0;
   TI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &blocksPerSm, inputReadKernel, kBlockThreads, copies ? ringBytes : 0));
