@@ -191,5 +191,20 @@ void ti::printPlanStats(const Plan &p, std::ostream &os) {
     std::snprintf(line, sizeof line, "streamed per worker over the step: %s..%s bytes, the busiest %.2f%% above the mean\n",
                   thousands(*lo).c_str(), thousands(*hi).c_str(), mean > 0 ? 100 * (double(*hi) / mean - 1) : 0.0);
     os << line;
+    // The ring's cover in time: while every worker streams, the busiest one
+    // reads at its bytes' share of the bandwidth, and its full ring lasts
+    // this long once its consumers stop at a hand-off (docs/PERFORMANCE.md,
+    // step 43: on the H100 a ring of 4 stages instead of 6 made the 1B's
+    // step 5% slower).
+    if (p.stream.model != ExecutionModel::Plain && *hi > 0 && bytes.tasks > 0 &&
+        p.target.bandwidthGBs > 0) {
+      const double share = p.target.bandwidthGBs * double(*hi) / double(bytes.tasks);
+      std::snprintf(line, sizeof line,
+                    "the ring holds %.2f us of the busiest worker's stream (%.1f GB/s of %s): "
+                    "a longer stop at a hand-off idles its share of memory\n",
+                    double(p.stream.ringBytes()) / share / 1e3, share,
+                    thousands(uint64_t(p.target.bandwidthGBs + 0.5)).c_str());
+      os << line;
+    }
   }
 }
