@@ -133,11 +133,10 @@ StatusOr<BandwidthResult> ti::measureStreamingBandwidth(int device,
   const uint64_t vectors = r.bytes / sizeof(uint4);
 
   Resources res;
-  if (cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&res.data), r.bytes); e != cudaSuccess) {
-    cudaGetLastError();
-    return Status::error("bandwidth: cannot allocate " + std::to_string(r.bytes) +
-                         " bytes on GPU " + std::to_string(device) + ": " + cudaGetErrorString(e));
-  }
+  if (Status s = cuda::allocateOnDevice(reinterpret_cast<void **>(&res.data), r.bytes, device,
+                                        "bandwidth");
+      !s.ok())
+    return s;
   TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.sink), sizeof(uint32_t)));
   TI_CUDA_CHECK(cudaStreamCreateWithFlags(&res.stream, cudaStreamNonBlocking));
   res.events.resize(2 * size_t(options.repetitions), nullptr);

@@ -53,6 +53,19 @@ inline Status selectDevice(int device) {
   return Status();
 }
 
+/// cudaMalloc of a large buffer on the current GPU `device`, or one line
+/// that says which measurement (`what`) could not have it and why; the
+/// failure is cleared for later calls. The measurements' buffers, chosen
+/// larger than L2, are the allocations a small GPU may refuse.
+inline Status allocateOnDevice(void **at, size_t bytes, int device, const std::string &what) {
+  if (cudaError_t e = cudaMalloc(at, bytes); e != cudaSuccess) {
+    cudaGetLastError();
+    return Status::error(what + ": cannot allocate " + std::to_string(bytes) + " bytes on GPU " +
+                         std::to_string(device) + ": " + cudaGetErrorString(e));
+  }
+  return Status();
+}
+
 } // namespace ti::cuda
 
 #endif // TI_LIB_RUNTIME_CUDA_CUDACHECK_H

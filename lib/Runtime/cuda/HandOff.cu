@@ -215,11 +215,10 @@ StatusOr<HandOffResult> ti::measureHandOff(int device, const HandOffOptions &opt
   Resources res;
   const uint64_t bytes = options.streamBytes / sizeof(uint4) * sizeof(uint4);
   uint64_t vectors = bytes / sizeof(uint4);
-  if (cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&res.data), bytes); e != cudaSuccess) {
-    cudaGetLastError();
-    return Status::error("hand-off: cannot allocate " + std::to_string(bytes) + " bytes on GPU " +
-                         std::to_string(device) + ": " + cudaGetErrorString(e));
-  }
+  if (Status s = cuda::allocateOnDevice(reinterpret_cast<void **>(&res.data), bytes, device,
+                                        "hand-off");
+      !s.ok())
+    return s;
   TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.slots), sizeof(Slots)));
   TI_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&res.sink), sizeof(uint32_t)));
   TI_CUDA_CHECK(cudaStreamCreateWithFlags(&res.stream, cudaStreamNonBlocking));

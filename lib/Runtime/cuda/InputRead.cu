@@ -291,12 +291,9 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
   CopyArgs copy{nullptr, options.copyBytes / 16 * 16, options.copyStageBytes,
                 options.copyStages};
   if (copies) {
-    if (cudaError_t e = cudaMalloc(&res.copyData, copy.bytes); e != cudaSuccess) {
-      cudaGetLastError();
-      return Status::error("input read: cannot allocate " + std::to_string(copy.bytes) +
-                           " bytes on GPU " + std::to_string(device) + ": " +
-                           cudaGetErrorString(e));
-    }
+    if (Status s = cuda::allocateOnDevice(&res.copyData, copy.bytes, device, "input read");
+        !s.ok())
+      return s;
     TI_CUDA_CHECK(cudaMemset(res.copyData, 0x5a, copy.bytes)); // Every page committed.
     copy.data = res.copyData;
   }
