@@ -37,6 +37,9 @@
 #    --function workerKernelILb0E` gives them by source line (the cubin of
 #    the build whose tools ran);
 # 3. one table: build, mode, context, ms per token (median), share of floor;
+#    where builds or target files alternated, the same runs side by side
+#    (bench/variants_table.py: each round beside its floor, and every one's
+#    change against the baseline's, or this build's without one);
 #    then the consumers' speed (issue #13, item 7): a traced compute-only
 #    step of the 1B, its streaming tasks by wave against one worker's share
 #    of the bandwidth (bench/trace_timeline.py's last table), and one at the
@@ -45,6 +48,9 @@
 # Options for a measuring call that leaves the checks to another:
 # TI_SKIP_CHECKS=1 skips step 1 (the tests and the sanitizers);
 # TI_SKIP_EXTRAS=1 skips the launches of 8 steps and the partials form;
+# TI_SKIP_MODES=1 skips the modes other than full and the consumers' traces;
+# TI_SESSIONS sets each benchmark's sessions (default 3) and TI_ROUNDS the
+# rounds builds and target files alternate in (default 2);
 # TI_LOGIT_CHECK=1 compares every build's logits (this one's, the
 # baseline's, the variants') at context 1 (one prompt token, 4 steps) with
 # the CPU executor's of this build's plan (bench/compare_logits.py, 3e-3 of
@@ -62,6 +68,8 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" "${1:-}" /tmp/stream-check
 base=${TI_BASELINE_BIN:-}
 contexts=${TI_CONTEXTS:-1,128,4096}
+sessions=${TI_SESSIONS:-3} rounds=${TI_ROUNDS:-2}
+alternated=() # NAME=JSON of every round's run, for bench/variants_table.py.
 longest=$(tr ',' '\n' <<< "$contexts" | sort -n | tail -1)
 
 nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
@@ -113,7 +121,7 @@ compile() {
 # bench BUILD BIN MODE TAG: one tirun bench, its JSON kept for the table.
 bench() {
   bounded "$bench_timeout" "$2/tirun" bench "$work/$1.fb" "$work/$1.bin" --contexts "$contexts" \
-    --sessions 3 --generate 0 --worker-mode "$3" --json "$out/bench-$4.json" \
+    --sessions "$sessions" --generate 0 --worker-mode "$3" --json "$out/bench-$4.json" \
     > "$out/bench-$4.txt" 2>&1 || fail "tirun bench, $4 (see $out/bench-$4.txt)"
 }
 if compile new "$bin"; then
@@ -158,14 +166,17 @@ if compile new "$bin"; then
     fi
   fi
   if [ -n "$base" ] || [ ${#variants[@]} -gt 0 ] || [ ${#targets[@]} -gt 0 ]; then
-    for round in 1 2; do
-      [ -z "$base" ] || bench base "$base" full "base-full-$round"
-      bench new "$bin" full "new-full-$round"
-      for spec in "${variants[@]}"; do
-        bench "${spec%%=*}" "${spec#*=}" full "${spec%%=*}-full-$round"
-      done
-      for name in "${targets[@]}"; do
-        bench "$name" "$bin" full "$name-full-$round"
+    for round in $(seq "$rounds"); do
+      for name in ${base:+base} new "${variants[@]%%=*}" "${targets[@]}"; do
+        case $name in
+        base) tools=$base ;;
+        new) tools=$bin ;;
+        *) tools=$bin
+           for spec in "${variants[@]}"; do [ "${spec%%=*}" != "$name" ] || tools=${spec#*=}; done ;;
+        esac
+        bench "$name" "$tools" full "$name-full-$round"
+        [ ! -f "$out/bench-$name-full-$round.json" ] ||
+          alternated+=("$name=$out/bench-$name-full-$round.json")
       done
     done
   else
@@ -174,9 +185,11 @@ if compile new "$bin"; then
   for name in "${variants[@]%%=*}" "${targets[@]}"; do
     rm -f "$work/$name.bin"
   done
-  bench new "$bin" no-dependencies new-no-dependencies
-  bench new "$bin" stream-only new-stream-only
-  bench new "$bin" compute-only new-compute-only
+  if [ -z "${TI_SKIP_MODES:-}" ]; then
+    bench new "$bin" no-dependencies new-no-dependencies
+    bench new "$bin" stream-only new-stream-only
+    bench new "$bin" compute-only new-compute-only
+  fi
   steps8() { # MODE TAG: context 1 in launches of 8 steps.
     bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" --contexts 1 \
       --sessions 3 --generate 0 --worker-mode "$1" --steps-per-launch 8 \
@@ -214,7 +227,9 @@ if compile new "$bin"; then
   # whose attention streams its cached rows: its tasks by opcode said the
   # streamed attention took 7.3 us with no copy at all (docs/PERFORMANCE.md,
   # step 29), which no context-1 trace shows.
-  if [ "$longest" -gt 1 ]; then
+  if [ -n "${TI_SKIP_MODES:-}" ]; then
+    :
+  elif [ "$longest" -gt 1 ]; then
     traced compute-only consumers "$longest"
   else
     traced compute-only consumers
@@ -271,9 +286,15 @@ print(f"{'build':8} {'mode':28} {'run':34} {'context':>7} {'ms/token':>9} {'floo
 for build, mode, tag, ctx, ms, share in sorted(rows, key=lambda r: (r[1], r[3], r[2])):
     print(f"{build:8} {mode:28} {tag:34} {ctx:7d} {ms:9.4f} {100 * share:5.1f}%")
 PY
-echo "the consumers, compute-only, context 1:" | tee -a "$out/table.txt"
-sed -n '/^streaming tasks by wave/,$p' "$out/consumers.txt" 2>/dev/null | tee -a "$out/table.txt"
-if [ "$longest" -gt 1 ]; then
+if [ ${#alternated[@]} -gt 0 ]; then
+  python3 bench/variants_table.py "${alternated[@]}" | tee -a "$out/table.txt" ||
+    fail "variants_table.py on the alternated runs"
+fi
+if [ -z "${TI_SKIP_MODES:-}" ]; then
+  echo "the consumers, compute-only, context 1:" | tee -a "$out/table.txt"
+  sed -n '/^streaming tasks by wave/,$p' "$out/consumers.txt" 2>/dev/null | tee -a "$out/table.txt"
+fi
+if [ -z "${TI_SKIP_MODES:-}" ] && [ "$longest" -gt 1 ]; then
   echo "the consumers, compute-only, context $longest:" | tee -a "$out/table.txt"
   sed -n '/^tasks by opcode/,/^streaming tasks by wave/{/^streaming tasks by wave/!p}' \
     "$out/consumers-$longest.txt" 2>/dev/null | tee -a "$out/table.txt"
