@@ -199,18 +199,25 @@ TEST_F(ProbeTest, InputReadIsMeasuredEachWay) {
       EXPECT_LT(ns, 1e6);
     }
     std::printf("input read, K = %u: %.0f ns in rounds, %.0f pipelined, %.0f batched, %.0f "
-                "alone, %.0f behind copies (%.0f GB/s)\n",
+                "alone; behind copies %.0f in rounds (%.0f GB/s), %.0f batched (%.0f GB/s), "
+                "%.0f for one SM behind the others' (%.0f GB/s), %.0f for one SM behind its "
+                "own (%.0f GB/s)\n",
                 x.length, x.roundsNs, x.pipelinedNs, x.batchedNs, x.aloneNs, x.copyingNs,
-                x.copyingGBs);
-    // The copying way exactly where the GPU has the engine; its copies
+                x.copyingGBs, x.copyingBatchedNs, x.copyingBatchedGBs, x.othersCopyingNs,
+                x.othersCopyingGBs, x.ownCopyingNs, x.ownCopyingGBs);
+    // The copying ways exactly where the GPU has the engine; their copies
     // read memory, not L2 (nothing far above the streaming floor).
     EXPECT_EQ(x.copiesMeasured, hasBulkCopies()) << device.arch;
-    if (x.copiesMeasured) {
-      EXPECT_GT(x.copyingNs, 1.0);
-      EXPECT_LT(x.copyingNs, 1e6);
-      EXPECT_GT(x.copyingGBs, 0);
-      EXPECT_LT(x.copyingGBs, 1.3 * floorGBs);
-    }
+    if (x.copiesMeasured)
+      for (auto [ns, gbs] : {std::pair{x.copyingNs, x.copyingGBs},
+                             std::pair{x.copyingBatchedNs, x.copyingBatchedGBs},
+                             std::pair{x.othersCopyingNs, x.othersCopyingGBs},
+                             std::pair{x.ownCopyingNs, x.ownCopyingGBs}}) {
+        EXPECT_GT(ns, 1.0);
+        EXPECT_LT(ns, 1e6);
+        EXPECT_GT(gbs, 0);
+        EXPECT_LT(gbs, 1.3 * floorGBs);
+      }
   }
   // Seven times the pairs take longer to read in rounds than one round:
   // each round waits for its loads (not a speed: a count of round trips).

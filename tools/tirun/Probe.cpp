@@ -161,11 +161,17 @@ int ti::tirun::runProbe(int argc, char **argv) {
                  "rounds in flight, %.2f with 16 pairs in flight, %.2f by one SM alone",
                  r.length, r.roundsNs / 1e3, r.pipelinedNs / 1e3, r.batchedNs / 1e3,
                  r.aloneNs / 1e3);
-    if (r.copiesMeasured)
-      std::fprintf(out, ", %.2f in rounds behind the SM's bulk copies (%.0f GB/s)",
-                   r.copyingNs / 1e3, r.copyingGBs);
     std::fprintf(out, " (every SM reading the same tagged vector from L2, 256 threads an SM; "
                       "medians)\n");
+    if (r.copiesMeasured)
+      std::fprintf(out,
+                   "  behind copies %.2f us in rounds (%.0f GB/s), %.2f with 16 pairs in flight "
+                   "(%.0f GB/s), %.2f for one SM while the others copy (%.0f GB/s), %.2f for one "
+                   "SM while it alone copies (%.0f GB/s) (one thread an SM keeping bulk copies "
+                   "in flight into shared memory)\n",
+                   r.copyingNs / 1e3, r.copyingGBs, r.copyingBatchedNs / 1e3, r.copyingBatchedGBs,
+                   r.othersCopyingNs / 1e3, r.othersCopyingGBs, r.ownCopyingNs / 1e3,
+                   r.ownCopyingGBs);
   }
   const plan::WorkerLimits limits = CudaExecutor::workerLimits(info->sharedPerBlockOptin, model);
   std::string dims;

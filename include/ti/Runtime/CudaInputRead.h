@@ -10,10 +10,11 @@
 // GPU, for the models' input lengths: every SM reading one vector in the
 // worker's way (rounds of 4 pairs a thread), two rounds in flight, 16 pairs
 // a thread in flight, one SM alone in the worker's way, and, on GPUs with
-// the bulk-copy engine, the worker's way while each SM also keeps bulk
-// copies in flight from memory into its shared memory, as the stream
-// worker's producer does while its consumers read. `tirun probe` reports
-// it. The method is in lib/Runtime/cuda/InputRead.cu.
+// the bulk-copy engine, behind bulk copies in flight from memory into shared
+// memory, as the stream worker's producer keeps them while its consumers
+// read: every SM reading and copying (in rounds, and 16 pairs at a time),
+// and one SM reading while only the others copy or only it copies, which
+// says whose copies a read waits behind. `tirun probe` reports it. The method is in lib/Runtime/cuda/InputRead.cu.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TI_RUNTIME_CUDAINPUTREAD_H
@@ -50,11 +51,16 @@ struct InputReadResult {
   double pipelinedNs = 0; // Every SM, the next round issued before this one is waited for.
   double batchedNs = 0;   // Every SM, 16 pairs a thread in flight.
   double aloneNs = 0;     // One SM, rounds of 4 pairs.
-  /// Every SM in rounds of 4 pairs while it copies; measured only where the
-  /// GPU has the bulk-copy engine (copiesMeasured).
+  /// Behind bulk copies, measured only where the GPU has the bulk-copy
+  /// engine (copiesMeasured), each beside what the copies streamed meanwhile
+  /// (GB/s): every SM in rounds of 4 pairs while it copies; every SM with 16
+  /// pairs a thread in flight while it copies; one SM in rounds while every
+  /// other SM copies; one SM in rounds while it alone copies.
   bool copiesMeasured = false;
-  double copyingNs = 0;
-  double copyingGBs = 0; // What the copies streamed meanwhile.
+  double copyingNs = 0, copyingGBs = 0;
+  double copyingBatchedNs = 0, copyingBatchedGBs = 0;
+  double othersCopyingNs = 0, othersCopyingGBs = 0;
+  double ownCopyingNs = 0, ownCopyingGBs = 0;
 };
 
 /// Measures GPU `device`. CUDA failures (no GPU, no cooperative launch) are

@@ -17,10 +17,13 @@
 //    flight); 16 pairs a thread in flight; the worker's way again with one
 //    SM reading while the others only wait, which is the read without L2
 //    serving the same lines to every SM at once; and, on sm_90 and later,
-//    the worker's way while every SM's copying thread keeps bulk copies in
-//    flight from memory into the block's shared memory (CopyLoad.cuh), as
-//    the stream worker's producer does while its consumers read: their
-//    bytes land through the same SM's port as the input's.
+//    four ways behind bulk copies in flight from memory into the block's
+//    shared memory (CopyLoad.cuh), as the stream worker's producer keeps
+//    them while its consumers read: every SM reading and copying, in rounds
+//    and with 16 pairs in flight; one SM reading while every other SM
+//    copies; and one SM reading while it alone copies. The last two say
+//    whose copies a read waits behind: its own SM's, whose bytes land
+//    through the same port, or everyone's, queued in L2 before memory.
 // 3. The timing: one block per SM, 256 reading threads and a warp whose
 //    first lane copies in the copying way, launched cooperatively; before
 //    each read every block's readers meet at a grid barrier (a counter in
@@ -62,7 +65,27 @@ constexpr uint32_t kRoundPairs = 4;
 /// Pairs a thread in flight in the batched way.
 constexpr uint32_t kBatchPairs = 16;
 
-enum Way : int { kRounds, kPipelined, kBatched, kAlone, kCopying, kWays };
+enum Way : int {
+  kRounds,
+  kPipelined,
+  kBatched,
+  kAlone,
+  kCopying,        // Every SM reads in rounds and copies.
+  kCopyingBatched, // Every SM reads 16 pairs at a time and copies.
+  kOthersCopying,  // SM 0 reads in rounds; every other SM copies.
+  kOwnCopying,     // SM 0 reads in rounds and copies; the others wait.
+  kWays
+};
+
+/// Whether `way` keeps bulk copies in flight at all, and on block b.
+__host__ __device__ constexpr bool copiesIn(int way) { return way >= kCopying; }
+__device__ __forceinline__ bool copiesOn(int way, uint32_t b) {
+  return way == kOthersCopying ? b != 0 : way == kOwnCopying ? b == 0 : copiesIn(way);
+}
+/// Whether only block 0 reads in `way`.
+__host__ __device__ constexpr bool readsAlone(int way) {
+  return way == kAlone || way == kOthersCopying || way == kOwnCopying;
+}
 
 __device__ __forceinline__ bool tagged(ulonglong2 v, uint32_t tag) {
   return uint32_t(v.x >> 32) == tag && uint32_t(v.y >> 32) == tag;
@@ -121,9 +144,9 @@ __device__ float readInBatches(const uint64_t *vec, uint32_t pairs, uint32_t tag
 
 /// This thread's `pairs` pairs read in `way`; the sum of their values.
 __device__ float readVector(const uint64_t *vec, uint32_t pairs, int way, uint32_t tag) {
-  if (way == kBatched)
+  if (way == kBatched || way == kCopyingBatched)
     return readInBatches<kBatchPairs>(vec, pairs, tag);
-  if (way != kPipelined) // kRounds, kAlone, kCopying: the worker's way.
+  if (way != kPipelined) // The others: the worker's way.
     return readInBatches<kRoundPairs>(vec, pairs, tag);
   // Two buffers taking turns, so that no register copy waits for a round's
   // loads: round r + 1 is issued before round r is waited for.
@@ -188,13 +211,13 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
                     uint32_t tag, Words *words, unsigned long long *durations, CopyArgs copy,
                     float key, float *sink) {
   if (threadIdx.x >= kThreads) { // The copying warp.
-    if (way == kCopying && threadIdx.x == kThreads)
+    if (copiesOn(way, blockIdx.x) && threadIdx.x == kThreads)
       ti::cuda::copyUntilStopped(copy.data, copy.bytes, copy.stageBytes, copy.stages,
                                  &words->stop, &words->copyStartNs, &words->copied,
                                  &words->copyEndNs);
     return;
   }
-  const bool reads = way != kAlone || blockIdx.x == 0;
+  const bool reads = !readsAlone(way) || blockIdx.x == 0;
   float fold = 0;
   for (int rep = 0; rep < repetitions; ++rep) {
     gridBarrier(&words->arrivals, unsigned(rep) + 1);
@@ -302,10 +325,15 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
   for (uint32_t k : options.lengths) {
     InputReadResult r;
     r.length = k;
-    double *ways[kWays] = {&r.roundsNs, &r.pipelinedNs, &r.batchedNs, &r.aloneNs,
-                           &r.copyingNs};
+    // Each way's time, and the copying ways' bandwidth.
+    double *ways[kWays] = {&r.roundsNs,  &r.pipelinedNs,      &r.batchedNs,
+                           &r.aloneNs,   &r.copyingNs,        &r.copyingBatchedNs,
+                           &r.othersCopyingNs, &r.ownCopyingNs};
+    double *gbs[kWays] = {nullptr,       nullptr,             nullptr,
+                          nullptr,       &r.copyingGBs,       &r.copyingBatchedGBs,
+                          &r.othersCopyingGBs, &r.ownCopyingGBs};
     for (int way = kRounds; way < kWays; ++way) {
-      if (way == kCopying && !copies)
+      if (copiesIn(way) && !copies)
         continue;
       TI_CUDA_CHECK(cudaMemset(res.words, 0, sizeof(Words)));
       TI_CUDA_CHECK(cudaMemset(&res.words->copyStartNs, 0xff, sizeof(res.words->copyStartNs)));
@@ -318,26 +346,26 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
                       &res.words, &res.durations, &copy, &key, &res.sink};
       TI_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(inputReadKernel),
                                                 dim3(sms), dim3(kBlockThreads), args,
-                                                way == kCopying ? ringBytes : 0, nullptr));
+                                                copiesIn(way) ? ringBytes : 0, nullptr));
       TI_CUDA_CHECK(cudaDeviceSynchronize());
       std::vector<unsigned long long> back(durationCount);
       TI_CUDA_CHECK(cudaMemcpy(back.data(), res.durations,
                                durationCount * sizeof(unsigned long long),
                                cudaMemcpyDeviceToHost));
       std::vector<double> ns;
-      const int readers = way == kAlone ? 1 : sms;
+      const int readers = readsAlone(way) ? 1 : sms;
       for (int rep = 0; rep < options.repetitions; ++rep)
         for (int b = 0; b < readers; ++b)
           ns.push_back(double(back[size_t(rep) * sms + b]));
       *ways[way] = bench::median(ns);
       if (*ways[way] <= 0)
         return Status::error("input read: a read took no measurable time");
-      if (way == kCopying) { // The copies' bytes over their time, GB/s.
+      if (copiesIn(way)) { // The copies' bytes over their time, GB/s.
         Words back;
         TI_CUDA_CHECK(cudaMemcpy(&back, res.words, sizeof(Words), cudaMemcpyDeviceToHost));
         if (back.copyEndNs <= back.copyStartNs)
           return Status::error("input read: the copies took no measurable time");
-        r.copyingGBs = double(back.copied) / double(back.copyEndNs - back.copyStartNs);
+        *gbs[way] = double(back.copied) / double(back.copyEndNs - back.copyStartNs);
       }
     }
     r.copiesMeasured = copies;
