@@ -58,7 +58,9 @@
 # TI_TRACE_FULL=1 adds a traced full-mode step of this build at context 1,
 # its accounting (bench/trace_timeline.py) in trace-full.txt, and one at each
 # further context of TI_TRACE_CONTEXTS (e.g. "4096"; its K/V bytes counted
-# in the floor) in trace-full-CONTEXT.txt.
+# in the floor) in trace-full-CONTEXT.txt; the same of each variant build
+# (TI_VARIANTS) in trace-full-NAME.txt and trace-full-NAME-CONTEXT.txt, so
+# that a change's step can be read wave by wave beside its parent's.
 # Every GPU command runs bounded (common.sh): the tests TI_TESTS_TIMEOUT
 # seconds (default 420), each benchmark TI_BENCH_TIMEOUT (default 150).
 # On the lent machine ($OUT set) the logs end up in OUTDIR/logs.tgz.
@@ -70,6 +72,7 @@ base=${TI_BASELINE_BIN:-}
 contexts=${TI_CONTEXTS:-1,128,4096}
 sessions=${TI_SESSIONS:-3} rounds=${TI_ROUNDS:-2}
 alternated=() # NAME=JSON of every round's run, for bench/variants_table.py.
+variants=()   # NAME=DIR of the variant builds that compiled and packed.
 longest=$(tr ',' '\n' <<< "$contexts" | sort -n | tail -1)
 
 nvidia-smi -L | tee "$out/gpu.txt" || fail "nvidia-smi sees no GPU"
@@ -125,7 +128,6 @@ bench() {
     > "$out/bench-$4.txt" 2>&1 || fail "tirun bench, $4 (see $out/bench-$4.txt)"
 }
 if compile new "$bin"; then
-  variants=()
   for spec in ${TI_VARIANTS:-}; do
     name=${spec%%=*} dir=${spec#*=}
     case "$name" in
@@ -182,9 +184,11 @@ if compile new "$bin"; then
   else
     bench new "$bin" full new-full-1
   fi
-  for name in "${variants[@]%%=*}" "${targets[@]}"; do
+  for name in "${targets[@]}"; do
     rm -f "$work/$name.bin"
   done
+  # The variants' weights stay for their traces (TI_TRACE_FULL).
+  [ -n "${TI_TRACE_FULL:-}" ] || for name in "${variants[@]%%=*}"; do rm -f "$work/$name.bin"; done
   if [ -z "${TI_SKIP_MODES:-}" ]; then
     bench new "$bin" no-dependencies new-no-dependencies
     bench new "$bin" stream-only new-stream-only
@@ -200,17 +204,17 @@ if compile new "$bin"; then
     steps8 full new-full-8-steps-a-launch
     steps8 stream-only new-stream-only-8-steps-a-launch
   fi
-  # traced MODE NAME [CONTEXTS...]: one traced step of this build at context
-  # 1, its accounting in NAME.txt, and one at each further context in the same
-  # run, in NAME-CONTEXT.txt (the run's floors at 1 and CONTEXT give the K/V
-  # bytes a position).
+  # traced MODE NAME [BUILD TOOLS [CONTEXTS...]]: one traced step of a build
+  # (default this one: new, $bin) at context 1, its accounting in NAME.txt,
+  # and one at each further context in the same run, in NAME-CONTEXT.txt (the
+  # run's floors at 1 and CONTEXT give the K/V bytes a position).
   traced() {
-    local mode=$1 name=$2
-    shift 2
+    local mode=$1 name=$2 build=${3:-new} tools=${4:-$bin}
+    shift $(($# < 4 ? $# : 4))
     local list=1 c
     for c in "$@"; do list+=",$c"; done
     mkdir -p "$work/$name"
-    if bounded "$bench_timeout" "$bin/tirun" bench "$work/new.fb" "$work/new.bin" \
+    if bounded "$bench_timeout" "$tools/tirun" bench "$work/$build.fb" "$work/$build.bin" \
          --contexts "$list" --sessions 1 --generate 0 --worker-mode "$mode" \
          --trace-dir "$work/$name" --json "$work/$name.json" > "$out/$name-bench.txt" 2>&1; then
       trace_accounting "$work/$name.json" "$work/$name" 1 "$out/$name.txt" ||
@@ -230,7 +234,7 @@ if compile new "$bin"; then
   if [ -n "${TI_SKIP_MODES:-}" ]; then
     :
   elif [ "$longest" -gt 1 ]; then
-    traced compute-only consumers "$longest"
+    traced compute-only consumers new "$bin" "$longest"
   else
     traced compute-only consumers
   fi
@@ -243,7 +247,11 @@ if compile new "$bin"; then
         fail "TI_TRACE_CONTEXTS: '$c' is not a context above 1"
       fi
     done
-    traced full trace-full "${contexts_traced[@]}"
+    traced full trace-full new "$bin" "${contexts_traced[@]}"
+    for spec in "${variants[@]}"; do
+      traced full "trace-full-${spec%%=*}" "${spec%%=*}" "${spec#*=}" "${contexts_traced[@]}"
+      rm -f "$work/${spec%%=*}.bin"
+    done
   fi
   if [ -n "${TI_NCU:-}" ]; then
     echo "== ncu: warp-stall samples, context 1"
@@ -300,13 +308,16 @@ if [ -z "${TI_SKIP_MODES:-}" ] && [ "$longest" -gt 1 ]; then
     "$out/consumers-$longest.txt" 2>/dev/null | tee -a "$out/table.txt"
 fi
 if [ -n "${TI_TRACE_FULL:-}" ]; then
-  echo "the full step, traced, context 1:" | tee -a "$out/table.txt"
-  sed -n '1,12p;/^waves on the critical path/,$p' "$out/trace-full.txt" 2>/dev/null |
-    tee -a "$out/table.txt"
-  for c in ${TI_TRACE_CONTEXTS:-}; do
-    echo "the full step, traced, context $c:" | tee -a "$out/table.txt"
-    sed -n '1,12p;/^waves on the critical path/,$p' "$out/trace-full-$c.txt" 2>/dev/null |
-      tee -a "$out/table.txt"
+  for build in new "${variants[@]%%=*}"; do
+    file=trace-full
+    [ "$build" = new ] || file+=-$build
+    for c in 1 ${TI_TRACE_CONTEXTS:-}; do
+      suffix=
+      [ "$c" = 1 ] || suffix=-$c
+      echo "the full step of $build, traced, context $c:" | tee -a "$out/table.txt"
+      sed -n '1,12p;/^waves on the critical path/,$p' "$out/$file$suffix.txt" 2>/dev/null |
+        tee -a "$out/table.txt"
+    done
   done
 fi
 
