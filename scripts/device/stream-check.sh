@@ -169,14 +169,10 @@ if compile new "$bin"; then
   fi
   if [ -n "$base" ] || [ ${#variants[@]} -gt 0 ] || [ ${#targets[@]} -gt 0 ]; then
     for round in $(seq "$rounds"); do
-      for name in ${base:+base} new "${variants[@]%%=*}" "${targets[@]}"; do
-        case $name in
-        base) tools=$base ;;
-        new) tools=$bin ;;
-        *) tools=$bin
-           for spec in "${variants[@]}"; do [ "${spec%%=*}" != "$name" ] || tools=${spec#*=}; done ;;
-        esac
-        bench "$name" "$tools" full "$name-full-$round"
+      # NAME=TOOLS of each run, in the order of the table.
+      for spec in ${base:+"base=$base"} "new=$bin" "${variants[@]}" "${targets[@]/%/=$bin}"; do
+        name=${spec%%=*}
+        bench "$name" "${spec#*=}" full "$name-full-$round"
         [ ! -f "$out/bench-$name-full-$round.json" ] ||
           alternated+=("$name=$out/bench-$name-full-$round.json")
       done
@@ -231,12 +227,12 @@ if compile new "$bin"; then
   # whose attention streams its cached rows: its tasks by opcode said the
   # streamed attention took 7.3 us with no copy at all (docs/PERFORMANCE.md,
   # step 29), which no context-1 trace shows.
-  if [ -n "${TI_SKIP_MODES:-}" ]; then
-    :
-  elif [ "$longest" -gt 1 ]; then
-    traced compute-only consumers new "$bin" "$longest"
-  else
-    traced compute-only consumers
+  if [ -z "${TI_SKIP_MODES:-}" ]; then
+    if [ "$longest" -gt 1 ]; then
+      traced compute-only consumers new "$bin" "$longest"
+    else
+      traced compute-only consumers
+    fi
   fi
   if [ -n "${TI_TRACE_FULL:-}" ]; then
     contexts_traced=()
