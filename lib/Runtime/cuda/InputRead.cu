@@ -325,13 +325,18 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
   for (uint32_t k : options.lengths) {
     InputReadResult r;
     r.length = k;
-    // Each way's time, and the copying ways' bandwidth.
-    double *ways[kWays] = {&r.roundsNs,  &r.pipelinedNs,      &r.batchedNs,
-                           &r.aloneNs,   &r.copyingNs,        &r.copyingBatchedNs,
-                           &r.othersCopyingNs, &r.ownCopyingNs};
-    double *gbs[kWays] = {nullptr,       nullptr,             nullptr,
-                          nullptr,       &r.copyingGBs,       &r.copyingBatchedGBs,
-                          &r.othersCopyingGBs, &r.ownCopyingGBs};
+    // Where each way's time goes, and a copying way's bandwidth.
+    struct Fields {
+      double *ns, *gbs;
+    };
+    const Fields ways[kWays] = {{&r.roundsNs, nullptr},
+                                {&r.pipelinedNs, nullptr},
+                                {&r.batchedNs, nullptr},
+                                {&r.aloneNs, nullptr},
+                                {&r.copyingNs, &r.copyingGBs},
+                                {&r.copyingBatchedNs, &r.copyingBatchedGBs},
+                                {&r.othersCopyingNs, &r.othersCopyingGBs},
+                                {&r.ownCopyingNs, &r.ownCopyingGBs}};
     for (int way = kRounds; way < kWays; ++way) {
       if (copiesIn(way) && !copies)
         continue;
@@ -357,15 +362,15 @@ StatusOr<std::vector<InputReadResult>> ti::measureInputRead(int device,
       for (int rep = 0; rep < options.repetitions; ++rep)
         for (int b = 0; b < readers; ++b)
           ns.push_back(double(back[size_t(rep) * sms + b]));
-      *ways[way] = bench::median(ns);
-      if (*ways[way] <= 0)
+      *ways[way].ns = bench::median(ns);
+      if (*ways[way].ns <= 0)
         return Status::error("input read: a read took no measurable time");
       if (copiesIn(way)) { // The copies' bytes over their time, GB/s.
         Words back;
         TI_CUDA_CHECK(cudaMemcpy(&back, res.words, sizeof(Words), cudaMemcpyDeviceToHost));
         if (back.copyEndNs <= back.copyStartNs)
           return Status::error("input read: the copies took no measurable time");
-        *gbs[way] = double(back.copied) / double(back.copyEndNs - back.copyStartNs);
+        *ways[way].gbs = double(back.copied) / double(back.copyEndNs - back.copyStartNs);
       }
     }
     r.copiesMeasured = copies;
